@@ -1,0 +1,62 @@
+package io.jakri.handler;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One device as a handler sees it.
+ *
+ * @param id stable device id, unique within the Configuration on this node; it is hashed into the
+ *     Instance name
+ * @param properties name/value pairs given to containers as env vars (see DESIGN §5)
+ * @param mounts host paths to mount into containers that get the device
+ * @param deviceSpecs device nodes to give containers that get the device
+ * @param annotations container annotations to set when the device is allocated
+ * @param deviceClass the class resource the device belongs to (e.g. {@code example.com/widget});
+ *     empty for the Configuration's default class {@code akri.sh/<configuration>}
+ * @param shared whether other nodes can see the same device (then the node name does not enter the
+ *     Instance name and one Instance spans all those nodes)
+ */
+public record DiscoveredDevice(
+    String id,
+    Map<String, String> properties,
+    List<Mount> mounts,
+    List<DeviceSpec> deviceSpecs,
+    Map<String, String> annotations,
+    Optional<String> deviceClass,
+    boolean shared) {
+
+  public DiscoveredDevice {
+    Objects.requireNonNull(id, "id");
+    properties = Map.copyOf(properties == null ? Map.of() : properties);
+    mounts = List.copyOf(mounts == null ? List.of() : mounts);
+    deviceSpecs = List.copyOf(deviceSpecs == null ? List.of() : deviceSpecs);
+    annotations = Map.copyOf(annotations == null ? Map.of() : annotations);
+    deviceClass = deviceClass == null ? Optional.empty() : deviceClass;
+  }
+
+  /** A device with only an id, properties and the sharing flag. */
+  public static DiscoveredDevice of(String id, Map<String, String> properties, boolean shared) {
+    return new DiscoveredDevice(
+        id, properties, List.of(), List.of(), Map.of(), Optional.empty(), shared);
+  }
+
+  /** A host path mounted into the container. */
+  public record Mount(String containerPath, String hostPath, boolean readOnly) {
+    public Mount {
+      Objects.requireNonNull(containerPath, "containerPath");
+      Objects.requireNonNull(hostPath, "hostPath");
+    }
+  }
+
+  /** A device node given to the container; permissions as in the kubelet API (e.g. "rw"). */
+  public record DeviceSpec(String containerPath, String hostPath, String permissions) {
+    public DeviceSpec {
+      Objects.requireNonNull(containerPath, "containerPath");
+      Objects.requireNonNull(hostPath, "hostPath");
+      permissions = permissions == null || permissions.isEmpty() ? "rw" : permissions;
+    }
+  }
+}

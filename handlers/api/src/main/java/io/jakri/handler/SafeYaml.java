@@ -1,0 +1,75 @@
+package io.jakri.handler;
+
+import java.util.Map;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.YAMLException;
+
+/**
+ * Parses untrusted YAML (discovery details, Configuration files) with hard limits: no global tags,
+ * at most 10 aliases, no recursive keys, nesting depth 20, 64 KiB of text, no duplicate keys, one
+ * document. Each call builds its own parser (SnakeYAML parsers are not thread-safe).
+ */
+public final class SafeYaml {
+
+  /** Largest document accepted, in code points. */
+  public static final int MAX_CODE_POINTS = 64 * 1024;
+
+  private SafeYaml() {}
+
+  /** Parses one YAML document; an empty text gives an empty map. */
+  public static Object load(String text) throws InvalidDetailsException {
+    if (text == null || text.isBlank()) {
+      return Map.of();
+    }
+    if (text.codePointCount(0, text.length()) > MAX_CODE_POINTS) {
+      throw new InvalidDetailsException(
+          "YAML document is larger than " + MAX_CODE_POINTS + " characters");
+    }
+    try {
+      Object value = yaml().load(text);
+      return value == null ? Map.of() : value;
+    } catch (YAMLException | IllegalStateException e) {
+      throw new InvalidDetailsException("invalid YAML: " + firstLine(e.getMessage()), e);
+    } catch (StackOverflowError e) {
+      throw new InvalidDetailsException("invalid YAML: nested too deeply");
+    }
+  }
+
+  /** Parses one YAML document that must be a mapping. */
+  public static Map<String, Object> loadMap(String text) throws InvalidDetailsException {
+    Object value = load(text);
+    if (!(value instanceof Map<?, ?> map)) {
+      throw new InvalidDetailsException(
+          "expected a YAML mapping but found " + Details.describe(value));
+    }
+    for (Object key : map.keySet()) {
+      if (!(key instanceof String)) {
+        throw new InvalidDetailsException("mapping key " + key + " is not a string");
+      }
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, Object> result = (Map<String, Object>) map;
+    return result;
+  }
+
+  private static Yaml yaml() {
+    LoaderOptions options = new LoaderOptions();
+    options.setMaxAliasesForCollections(10);
+    options.setAllowRecursiveKeys(false);
+    options.setNestingDepthLimit(20);
+    options.setCodePointLimit(MAX_CODE_POINTS);
+    options.setAllowDuplicateKeys(false);
+    return new Yaml(new SafeConstructor(options));
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "unreadable document";
+    }
+    String trimmed = message.strip();
+    int newline = trimmed.indexOf('\n');
+    return newline < 0 ? trimmed : trimmed.substring(0, newline);
+  }
+}

@@ -1,0 +1,299 @@
+package io.jakri.handler.simulated;
+
+import io.jakri.handler.Details;
+import io.jakri.handler.DiscoveredDevice;
+import io.jakri.handler.DiscoveredDevice.DeviceSpec;
+import io.jakri.handler.InvalidDetailsException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * The simulated handler's discovery details, checked.
+ *
+ * @param naming how many devices there are and what they are called
+ * @param resourceName the class resource every device belongs to; empty for the Configuration's
+ *     default class
+ * @param properties properties given to every device
+ * @param shared whether the devices are visible from every node (then the node name does not enter
+ *     the Instance name)
+ * @param envPrefix when set, every device gets the property {@code <envPrefix>=/dev/<index>}
+ * @param annotationPrefix when set, every device gets the annotation {@code
+ *     <annotationPrefix>/device-<index>=/dev/<index>}
+ * @param deviceFilePrefix when set, every device gets the device node {@code
+ *     /dev/<deviceFilePrefix>-<index>} at the same path in the container
+ */
+record SimulatedSettings(
+    Naming naming,
+    Optional<String> resourceName,
+    Map<String, String> properties,
+    boolean shared,
+    Optional<String> envPrefix,
+    Optional<String> annotationPrefix,
+    Optional<String> deviceFilePrefix) {
+
+  /** Default number of devices, as in the simple device plugin ({@code NUMBER_DEVICES}). */
+  static final int DEFAULT_COUNT = 2;
+
+  /** Largest accepted {@code count}: a typo should not build millions of devices. */
+  static final int MAX_COUNT = 100_000;
+
+  /** Default device id prefix, as in the simple device plugin ({@code DEVICE_ID_PREFIX}). */
+  static final String DEFAULT_ID_PREFIX = "simple-device";
+
+  /** The property that carries a description in debugEcho mode, as in Akri. */
+  static final String DESCRIPTION_PROPERTY = "DEBUG_ECHO_DESCRIPTION";
+
+  private static final Pattern FILE_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]*");
+  private static final int MAX_TEXT = 253;
+
+  SimulatedSettings {
+    properties = Map.copyOf(properties);
+  }
+
+  /** How the devices are counted and named. */
+  sealed interface Naming permits Counted, Described {
+    int size();
+
+    String id(String nodeName, int index);
+
+    /** Properties that only this naming adds, for device {@code index}. */
+    Map<String, String> ownProperties(int index);
+  }
+
+  /** {@code count} devices with ids {@code <idPrefix>-<node>-<index>} (simple device plugin). */
+  record Counted(int count, String idPrefix) implements Naming {
+    @Override
+    public int size() {
+      return count;
+    }
+
+    @Override
+    public String id(String nodeName, int index) {
+      return idPrefix + "-" + nodeName + "-" + index;
+    }
+
+    @Override
+    public Map<String, String> ownProperties(int index) {
+      return Map.of();
+    }
+  }
+
+  /** One device per description, whose id is the description (Akri debugEcho). */
+  record Described(List<String> descriptions) implements Naming {
+    Described {
+      descriptions = List.copyOf(descriptions);
+    }
+
+    @Override
+    public int size() {
+      return descriptions.size();
+    }
+
+    @Override
+    public String id(String nodeName, int index) {
+      return descriptions.get(index);
+    }
+
+    @Override
+    public Map<String, String> ownProperties(int index) {
+      return Map.of(DESCRIPTION_PROPERTY, descriptions.get(index));
+    }
+  }
+
+  /** The outcome of reading details: settings when there are no errors, and all warnings. */
+  record Parsed(Optional<SimulatedSettings> settings, List<String> errors, List<String> warnings) {
+    Parsed {
+      errors = List.copyOf(errors);
+      warnings = List.copyOf(warnings);
+    }
+
+    /** The settings, or an exception whose message lists every error. */
+    SimulatedSettings orThrow() throws InvalidDetailsException {
+      if (settings.isEmpty()) {
+        throw new InvalidDetailsException(String.join("; ", errors));
+      }
+      return settings.get();
+    }
+  }
+
+  /** Reads YAML details. Never throws: every problem is an error or warning naming its field. */
+  static Parsed parse(String yaml) {
+    Details details;
+    try {
+      details = Details.parse(yaml);
+    } catch (InvalidDetailsException e) {
+      return new Parsed(Optional.empty(), List.of(e.getMessage()), List.of());
+    }
+    Problems problems = new Problems();
+    Naming naming = readNaming(details, problems);
+    Optional<String> resourceName =
+        problems.readOptional(() -> details.optionalString("resourceName"));
+    resourceName.ifPresent(
+        name ->
+            Names.extendedResourceProblem(name)
+                .ifPresent(
+                    why ->
+                        problems.error(
+                            details.field("resourceName") + " \"" + name + "\" " + why)));
+    Map<String, String> properties =
+        problems.read(() -> details.stringMap("properties")).orElse(Map.of());
+    boolean shared =
+        problems.readOptional(() -> details.optionalBoolean("shared")).orElse(Boolean.FALSE);
+    Optional<String> envPrefix = problems.readOptional(() -> details.optionalString("envPrefix"));
+    envPrefix
+        .filter(prefix -> !Names.isEnvName(prefix))
+        .ifPresent(
+            prefix ->
+                problems.error(
+                    details.field("envPrefix")
+                        + " \""
+                        + prefix
+                        + "\" must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"));
+    Optional<String> annotationPrefix =
+        problems.readOptional(() -> details.optionalString("annotationPrefix"));
+    annotationPrefix
+        .filter(prefix -> !Names.isDnsSubdomain(prefix))
+        .ifPresent(
+            prefix ->
+                problems.error(
+                    details.field("annotationPrefix")
+                        + " \""
+                        + prefix
+                        + "\" must be a lowercase DNS subdomain such as example.com"));
+    Optional<String> deviceFilePrefix =
+        problems.readOptional(() -> details.optionalString("deviceFilePrefix"));
+    deviceFilePrefix
+        .filter(prefix -> !FILE_NAME.matcher(prefix).matches() || prefix.length() > MAX_TEXT)
+        .ifPresent(
+            prefix ->
+                problems.error(
+                    details.field("deviceFilePrefix")
+                        + " \""
+                        + prefix
+                        + "\" must be a file name of letters, digits, '.', '_' and '-'"));
+    checkProperties(details, properties, naming, envPrefix, problems);
+    details.unknownKeys().forEach(key -> problems.warn(key + " is not a known field; ignored"));
+    if (!problems.errors().isEmpty()) {
+      return new Parsed(Optional.empty(), problems.errors(), problems.warnings());
+    }
+    SimulatedSettings settings =
+        new SimulatedSettings(
+            naming,
+            resourceName,
+            properties,
+            shared,
+            envPrefix,
+            annotationPrefix,
+            deviceFilePrefix);
+    return new Parsed(Optional.of(settings), List.of(), problems.warnings());
+  }
+
+  private static Naming readNaming(Details details, Problems problems) {
+    Optional<Integer> count = problems.readOptional(() -> details.optionalInt("count"));
+    Optional<String> idPrefix = problems.readOptional(() -> details.optionalString("idPrefix"));
+    if (details.has("descriptions")) {
+      count.ifPresent(c -> problems.warn(unusedWithDescriptions(details, "count")));
+      idPrefix.ifPresent(p -> problems.warn(unusedWithDescriptions(details, "idPrefix")));
+      List<String> descriptions =
+          problems.read(() -> details.stringList("descriptions")).orElse(List.of());
+      Map<String, Integer> seen = new HashMap<>();
+      for (int i = 0; i < descriptions.size(); i++) {
+        String description = descriptions.get(i);
+        String field = details.field("descriptions") + "[" + i + "]";
+        if (description.isBlank()) {
+          problems.error(field + " must not be empty: it is the device id");
+        } else if (seen.containsKey(description)) {
+          problems.error(
+              field
+                  + " repeats "
+                  + details.field("descriptions")
+                  + "["
+                  + seen.get(description)
+                  + "] (\""
+                  + description
+                  + "\"): descriptions are device ids and must be unique");
+        } else {
+          seen.put(description, i);
+        }
+      }
+      return new Described(descriptions);
+    }
+    int n = count.orElse(DEFAULT_COUNT);
+    if (n < 0 || n > MAX_COUNT) {
+      problems.error(
+          details.field("count") + " must be between 0 and " + MAX_COUNT + " but is " + n);
+    }
+    String prefix = idPrefix.orElse(DEFAULT_ID_PREFIX);
+    if (prefix.isBlank() || prefix.length() > MAX_TEXT) {
+      problems.error(details.field("idPrefix") + " must be 1 to " + MAX_TEXT + " characters");
+    }
+    return new Counted(Math.max(0, Math.min(n, MAX_COUNT)), prefix);
+  }
+
+  private static String unusedWithDescriptions(Details details, String key) {
+    return details.field(key)
+        + " is not used when "
+        + details.field("descriptions")
+        + " is set (one device per description)";
+  }
+
+  private static void checkProperties(
+      Details details,
+      Map<String, String> properties,
+      Naming naming,
+      Optional<String> envPrefix,
+      Problems problems) {
+    for (String key : properties.keySet()) {
+      String field = details.field("properties") + "." + key;
+      if (!Names.isEnvName(key)) {
+        problems.error(
+            field + " is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
+      } else if (naming instanceof Described && key.equals(DESCRIPTION_PROPERTY)) {
+        problems.error(field + " clashes with the property the handler sets from descriptions");
+      } else if (envPrefix.filter(key::equals).isPresent()) {
+        problems.error(field + " clashes with the property that envPrefix sets");
+      }
+    }
+  }
+
+  /** The devices on {@code nodeName}, in index order. */
+  List<DiscoveredDevice> devices(String nodeName) {
+    List<DiscoveredDevice> devices = new ArrayList<>(naming.size());
+    for (int index = 0; index < naming.size(); index++) {
+      devices.add(device(nodeName, index));
+    }
+    return devices;
+  }
+
+  private DiscoveredDevice device(String nodeName, int index) {
+    String devicePath = "/dev/" + index;
+    Map<String, String> deviceProperties = new LinkedHashMap<>(properties);
+    deviceProperties.putAll(naming.ownProperties(index));
+    envPrefix.ifPresent(name -> deviceProperties.put(name, devicePath));
+    Map<String, String> annotations =
+        annotationPrefix
+            .map(prefix -> Map.of(prefix + "/device-" + index, devicePath))
+            .orElse(Map.of());
+    List<DeviceSpec> deviceSpecs =
+        deviceFilePrefix
+            .map(
+                prefix -> {
+                  String path = "/dev/" + prefix + "-" + index;
+                  return List.of(new DeviceSpec(path, path, "rw"));
+                })
+            .orElse(List.of());
+    return new DiscoveredDevice(
+        naming.id(nodeName, index),
+        deviceProperties,
+        List.of(),
+        deviceSpecs,
+        annotations,
+        resourceName,
+        shared);
+  }
+}

@@ -1,0 +1,288 @@
+package io.jakri.agent;
+
+import io.jakri.agent.demo.Demo;
+import io.jakri.agent.validate.Validator;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.URISyntaxException;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import sun.misc.Signal;
+
+/**
+ * The agent's command line: run the agent, {@code demo}, {@code validate}. Every flag also reads an
+ * env var ({@code --node-name} from {@code JAKRI_NODE_NAME} or {@code NODE_NAME}, {@code
+ * --device-plugin-dir} from {@code JAKRI_DEVICE_PLUGIN_DIR}, ...). Only this class exits the
+ * process.
+ */
+@Command(
+    name = "jakri-agent",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    description = "jakri node agent: discovers devices and serves them to the kubelet.",
+    defaultValueProvider = Main.EnvDefaults.class,
+    subcommands = {Main.DemoCommand.class, Main.ValidateCommand.class})
+public final class Main implements Callable<Integer> {
+
+  @CommandLine.Mixin Common common = new Common();
+
+  @Option(
+      names = "--standalone",
+      description = "Read Configurations from --config instead of the API server.")
+  boolean standalone;
+
+  @Option(names = "--config", description = "Configuration YAML file or directory (standalone).")
+  Path config;
+
+  @Option(
+      names = "--emulate-kubelet",
+      description = "Serve a built-in kubelet emulator on kubelet.sock in the device-plugin dir.")
+  boolean emulateKubelet;
+
+  public static void main(String[] args) {
+    int code = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
+    System.exit(code);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (!standalone) {
+      System.err.println(
+          "jakri-agent: cluster mode (Configurations from the API server) is not part of this"
+              + " build yet; run with --standalone --config FILE|DIR");
+      return 2;
+    }
+    if (config == null) {
+      System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
+      return 2;
+    }
+    AgentOptions options = common.options(true, Optional.of(config), emulateKubelet);
+    return runUntilSignal(options);
+  }
+
+  static int runUntilSignal(AgentOptions options) throws Exception {
+    CountDownLatch stop = new CountDownLatch(1);
+    // SIGTERM and SIGINT end streams, remove sockets and exit 0 (not the JVM's default 143).
+    Signal.handle(new Signal("TERM"), s -> stop.countDown());
+    Signal.handle(new Signal("INT"), s -> stop.countDown());
+    try (Agent agent = Agent.start(options)) {
+      stop.await();
+    }
+    return 0;
+  }
+
+  /** Flags every command shares. */
+  static final class Common {
+    @Option(
+        names = "--node-name",
+        description = "This node's name (env JAKRI_NODE_NAME or NODE_NAME; default: host name).")
+    String nodeName;
+
+    @Option(
+        names = "--device-plugin-dir",
+        description = "Kubelet device-plugin directory (default ${DEFAULT-VALUE}).")
+    Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
+
+    @Option(
+        names = "--pod-resources-socket",
+        description = "Kubelet PodResources socket (default ${DEFAULT-VALUE}).")
+    Path podResourcesSocket = Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
+
+    @Option(
+        names = "--plugins-dir",
+        description = "Directory of handler plugin jars (default: plugins/ next to the agent jar).")
+    Path pluginsDir;
+
+    @Option(
+        names = "--offline-grace",
+        description =
+            "How long a vanished device stays, unhealthy, before its Instance goes, e.g. 60s, 2m"
+                + " (default ${DEFAULT-VALUE}).",
+        converter = DurationConverter.class)
+    Duration offlineGrace = Duration.ofSeconds(60);
+
+    AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate) {
+      return new AgentOptions(
+          nodeName(),
+          standalone,
+          config,
+          emulate,
+          devicePluginDir,
+          podResourcesSocket,
+          pluginsDir == null ? defaultPluginsDir() : pluginsDir,
+          offlineGrace);
+    }
+
+    String nodeName() {
+      if (nodeName != null && !nodeName.isBlank()) {
+        return nodeName;
+      }
+      String env = System.getenv("NODE_NAME");
+      if (env != null && !env.isBlank()) {
+        return env;
+      }
+      try {
+        return InetAddress.getLocalHost().getHostName().toLowerCase(Locale.ROOT);
+      } catch (UnknownHostException e) {
+        return "localhost";
+      }
+    }
+  }
+
+  /** {@code plugins/} next to the running agent jar, else {@code ./plugins}. */
+  static Path defaultPluginsDir() {
+    try {
+      Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      if (Files.isRegularFile(jar)) {
+        return jar.getParent().resolve("plugins");
+      }
+    } catch (URISyntaxException | RuntimeException e) {
+      // fall through to the working directory
+    }
+    return Path.of("plugins");
+  }
+
+  /** Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}. */
+  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      String v = value.strip().toLowerCase(Locale.ROOT);
+      try {
+        if (v.startsWith("pt")) {
+          return Duration.parse(v.toUpperCase(Locale.ROOT));
+        }
+        if (v.endsWith("ms")) {
+          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+        }
+        long n = Long.parseLong(v.substring(0, v.length() - 1));
+        switch (v.charAt(v.length() - 1)) {
+          case 's':
+            return Duration.ofSeconds(n);
+          case 'm':
+            return Duration.ofMinutes(n);
+          case 'h':
+            return Duration.ofHours(n);
+          default:
+            return Duration.ofSeconds(Long.parseLong(v));
+        }
+      } catch (RuntimeException e) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a duration (use e.g. 60s, 2m, 500ms)");
+      }
+    }
+  }
+
+  /** Flag defaults from env vars: {@code --foo-bar} reads {@code JAKRI_FOO_BAR}. */
+  public static final class EnvDefaults implements CommandLine.IDefaultValueProvider {
+    @Override
+    public String defaultValue(CommandLine.Model.ArgSpec argSpec) {
+      if (!(argSpec instanceof CommandLine.Model.OptionSpec option)) {
+        return null;
+      }
+      String name = option.longestName().replaceFirst("^--", "");
+      String env = "JAKRI_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
+      String value = System.getenv(env);
+      return value == null || value.isEmpty() ? null : value;
+    }
+  }
+
+  /** Prints the agent version. */
+  public static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"jakri-agent " + Agent.VERSION};
+    }
+  }
+
+  @Command(
+      name = "demo",
+      mixinStandardHelpOptions = true,
+      defaultValueProvider = EnvDefaults.class,
+      description =
+          "Standalone agent + kubelet emulator + bundled example Configurations: prints the node's"
+              + " capacity and what a pod receives, then follows live updates until Ctrl-C.")
+  static final class DemoCommand implements Callable<Integer> {
+    @Option(
+        names = "--node-name",
+        description = "Node name (default ${DEFAULT-VALUE}, as in the Spookd walkthrough).")
+    String nodeName = Demo.DEFAULT_NODE;
+
+    @Option(
+        names = "--plugins-dir",
+        description = "Directory of handler plugin jars (default: plugins/ next to the agent jar).")
+    Path pluginsDir;
+
+    @Option(
+        names = "--work-dir",
+        description = "Where the emulated kubelet's directories go (default: a new temp dir).")
+    Path workDir;
+
+    @Option(
+        names = "--config",
+        description = "Use these Configurations instead of the bundled examples.")
+    Path config;
+
+    @Option(
+        names = "--offline-grace",
+        converter = DurationConverter.class,
+        description = "Offline grace period (default ${DEFAULT-VALUE}).")
+    Duration offlineGrace = Duration.ofSeconds(60);
+
+    @Option(
+        names = "--once",
+        description = "Print the first report and exit instead of following updates.")
+    boolean once;
+
+    @Override
+    public Integer call() throws Exception {
+      Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
+      Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
+      AgentOptions options =
+          new AgentOptions(
+              nodeName,
+              true,
+              Optional.of(configPath),
+              true,
+              work.resolve("device-plugins"),
+              work.resolve("pod-resources").resolve("kubelet.sock"),
+              pluginsDir == null ? defaultPluginsDir() : pluginsDir,
+              offlineGrace);
+      return new Demo(options, once, new PrintWriter(System.out, true)).run();
+    }
+  }
+
+  @Command(
+      name = "validate",
+      mixinStandardHelpOptions = true,
+      defaultValueProvider = EnvDefaults.class,
+      description = "Checks Configuration files offline; exit 0 when all are valid.")
+  static final class ValidateCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "FILE", description = "Configuration YAML files.")
+    List<Path> files;
+
+    @Option(
+        names = "--plugins-dir",
+        description = "Handler plugins used to check discoveryDetails (default: next to the jar).")
+    Path pluginsDir;
+
+    @Override
+    public Integer call() {
+      return new Validator(
+              pluginsDir == null ? defaultPluginsDir() : pluginsDir,
+              new PrintWriter(System.out, true),
+              new PrintWriter(System.err, true))
+          .validate(files);
+    }
+  }
+}

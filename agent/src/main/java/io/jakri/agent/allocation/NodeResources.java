@@ -1,0 +1,236 @@
+package io.jakri.agent.allocation;
+
+import io.jakri.agent.deviceplugin.AllocationException;
+import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.deviceplugin.ResourceBackend;
+import io.jakri.agent.discovery.LocalDevice;
+import io.jakri.agent.instance.Instance;
+import io.jakri.agent.instance.InstanceStore;
+import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.instance.SlotUsage;
+import io.jakri.agent.instance.StoreException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What this node advertises: one Instance resource per locally discovered device and one class
+ * resource per device class, kept in step with local discovery and the Instance store. Also the
+ * slot claims behind Allocate. Thread-safe: called from the discovery thread, store listeners and
+ * gRPC threads.
+ */
+public final class NodeResources implements InstanceStore.Listener {
+
+  private static final Logger LOG = LoggerFactory.getLogger(NodeResources.class);
+
+  private final String node;
+  private final InstanceUpdates updates;
+  private final DevicePluginManager plugins;
+  private final Map<String, LocalDevice> locals = new ConcurrentHashMap<>();
+  private final Map<String, Set<String>> classMembers = new ConcurrentHashMap<>();
+
+  public NodeResources(String node, InstanceUpdates updates, DevicePluginManager plugins) {
+    this.node = node;
+    this.updates = updates;
+    this.plugins = plugins;
+  }
+
+  public String node() {
+    return node;
+  }
+
+  /** Adds or updates a locally discovered device (online or in its offline grace). */
+  public synchronized void upsertLocal(LocalDevice device) {
+    LocalDevice previous = locals.put(device.instanceName(), device);
+    if (previous != null && !previous.classResource().equals(device.classResource())) {
+      leaveClass(previous);
+    }
+    if (previous == null) {
+      plugins.serve(new InstanceResource(this, device.instanceName(), device.instanceResource()));
+    }
+    String cls = device.classResource();
+    Set<String> members = classMembers.computeIfAbsent(cls, c -> ConcurrentHashMap.newKeySet());
+    if (members.add(device.instanceName()) && members.size() == 1) {
+      plugins.serve(new ClassResource(this, cls));
+    }
+    refresh(device.instanceName());
+  }
+
+  /** Forgets a local device: retires its Instance resource and, if it was the last, its class. */
+  public synchronized void removeLocal(String instanceName) {
+    LocalDevice previous = locals.remove(instanceName);
+    if (previous == null) {
+      return;
+    }
+    plugins.retire(previous.instanceResource());
+    leaveClass(previous);
+  }
+
+  private void leaveClass(LocalDevice device) {
+    String cls = device.classResource();
+    Set<String> members = classMembers.get(cls);
+    if (members != null) {
+      members.remove(device.instanceName());
+      if (members.isEmpty()) {
+        classMembers.remove(cls);
+        plugins.retire(cls);
+      } else {
+        plugins.refresh(cls);
+      }
+    }
+  }
+
+  public Optional<LocalDevice> local(String instanceName) {
+    return Optional.ofNullable(locals.get(instanceName));
+  }
+
+  /** Local devices, for diagnostics and the demo. */
+  public List<LocalDevice> locals() {
+    return new ArrayList<>(locals.values());
+  }
+
+  /** The member Instances of a class resource, in name order. */
+  List<String> members(String classResource) {
+    Set<String> members = classMembers.get(classResource);
+    return members == null ? List.of() : new ArrayList<>(new TreeSet<>(members));
+  }
+
+  Optional<Instance> stored(String instanceName) {
+    try {
+      return updates.store().get(instanceName);
+    } catch (StoreException e) {
+      return Optional.empty();
+    }
+  }
+
+  @Override
+  public void changed(Instance instance) {
+    refresh(instance.name());
+  }
+
+  @Override
+  public void deleted(String name) {
+    refresh(name);
+  }
+
+  private void refresh(String instanceName) {
+    LocalDevice device = locals.get(instanceName);
+    if (device != null) {
+      plugins.refresh(device.instanceResource());
+      plugins.refresh(device.classResource());
+    }
+  }
+
+  /**
+   * Claims {@code slots} of one Instance for this node, each with {@code usageFor(slot)}: free
+   * slots and slots this node already holds the same way are granted (idempotent); any other holder
+   * refuses the whole request.
+   */
+  Instance claim(
+      String instanceName,
+      List<String> slots,
+      java.util.function.Function<String, SlotUsage> usageFor)
+      throws AllocationException {
+    try {
+      Optional<Instance> result =
+          updates.apply(
+              instanceName,
+              current -> {
+                Instance instance =
+                    current.orElseThrow(
+                        () ->
+                            new AllocationException(
+                                AllocationException.Reason.UNKNOWN_DEVICE,
+                                "instance " + instanceName + " does not exist"));
+                Map<String, SlotUsage> usage = new LinkedHashMap<>(instance.deviceUsage());
+                for (String slot : slots) {
+                  SlotUsage held = usage.get(slot);
+                  if (held == null) {
+                    throw new AllocationException(
+                        AllocationException.Reason.UNKNOWN_DEVICE,
+                        "device " + slot + " is not a slot of instance " + instanceName);
+                  }
+                  SlotUsage wanted = usageFor.apply(slot);
+                  if (!(held instanceof SlotUsage.Free) && !held.equals(wanted)) {
+                    throw new AllocationException(
+                        AllocationException.Reason.HELD_ELSEWHERE,
+                        "device " + slot + " is in use (" + describe(held) + ")");
+                  }
+                  usage.put(slot, wanted);
+                }
+                return Optional.of(instance.withUsage(usage));
+              });
+      return result.orElseThrow();
+    } catch (StoreException e) {
+      throw new AllocationException(
+          AllocationException.Reason.STORE_UNAVAILABLE,
+          "cannot record the claim on instance " + instanceName + ": " + e.getMessage());
+    }
+  }
+
+  /** Frees {@code slots} of an Instance if this node holds them (undoing a partial claim). */
+  void release(String instanceName, List<String> slots) {
+    try {
+      updates.apply(
+          instanceName,
+          current -> {
+            if (current.isEmpty()) {
+              return current;
+            }
+            Map<String, SlotUsage> usage = new LinkedHashMap<>(current.get().deviceUsage());
+            for (String slot : slots) {
+              SlotUsage held = usage.get(slot);
+              if (held != null && held.heldBy(node)) {
+                usage.put(slot, SlotUsage.Free.INSTANCE);
+              }
+            }
+            return Optional.of(current.get().withUsage(usage));
+          });
+    } catch (StoreException e) {
+      LOG.warn("instance {}: could not release {}: {}", instanceName, slots, e.getMessage());
+    }
+  }
+
+  private static String describe(SlotUsage usage) {
+    if (usage instanceof SlotUsage.NodeUse n) {
+      return "held on node " + n.node();
+    }
+    if (usage instanceof SlotUsage.ClassUse c) {
+      return "held on node " + c.node() + " through a class resource";
+    }
+    return "free";
+  }
+
+  /** A slot order that differs per node, so nodes sharing an Instance rarely pick the same slot. */
+  static List<String> nodeOrder(String node, List<String> slots) {
+    if (slots.isEmpty()) {
+      return slots;
+    }
+    List<String> sorted = new ArrayList<>(slots);
+    sorted.sort(Instance.SLOT_ORDER);
+    int shift = Math.floorMod(node.hashCode(), sorted.size());
+    List<String> rotated = new ArrayList<>(sorted.size());
+    for (int i = 0; i < sorted.size(); i++) {
+      rotated.add(sorted.get((i + shift) % sorted.size()));
+    }
+    return rotated;
+  }
+
+  /** Lets tests and the demo see which backends exist. */
+  Set<String> classes() {
+    return new HashSet<>(classMembers.keySet());
+  }
+
+  /** A backend type check used by tests. */
+  static boolean isClassBackend(ResourceBackend backend) {
+    return backend instanceof ClassResource;
+  }
+}

@@ -1,0 +1,312 @@
+package io.jakri.agent.configuration;
+
+import io.jakri.agent.configuration.ConfigurationSpec.DiscoveryProperty;
+import io.jakri.agent.configuration.ConfigurationSpec.KeyRef;
+import io.jakri.handler.SafeYaml;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.YAMLException;
+
+/**
+ * Reads Configurations from YAML in the same format as the {@code configurations.akri.sh} custom
+ * resource (several documents per file allowed). Untrusted input: the same limits as {@link
+ * SafeYaml}, and every problem becomes one message naming the source, document and field.
+ * Thread-safe (a parser per call).
+ */
+public final class ConfigurationParser {
+
+  /** Longest Configuration name: keeps {@code akri.sh/<name>-<6 hex>} a valid resource name. */
+  public static final int MAX_NAME_LENGTH = 63 - 7;
+
+  private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?");
+  private static final Set<String> SPEC_KEYS =
+      Set.of(
+          "discoveryHandler",
+          "capacity",
+          "brokerSpec",
+          "instanceServiceSpec",
+          "configurationServiceSpec",
+          "brokerProperties");
+
+  /** The outcome of reading one source. */
+  public record Result(
+      List<ConfigurationSpec> configurations, List<String> errors, List<String> warnings) {
+    public boolean ok() {
+      return errors.isEmpty();
+    }
+  }
+
+  /** Parses {@code text}; {@code source} (e.g. a file name) prefixes every message. */
+  public Result parse(String source, String text) {
+    List<ConfigurationSpec> configurations = new ArrayList<>();
+    List<String> errors = new ArrayList<>();
+    List<String> warnings = new ArrayList<>();
+    List<Object> documents = new ArrayList<>();
+    if (text.codePointCount(0, text.length()) > SafeYaml.MAX_CODE_POINTS * 16) {
+      errors.add(source + ": file is larger than " + SafeYaml.MAX_CODE_POINTS * 16 + " characters");
+      return new Result(configurations, errors, warnings);
+    }
+    try {
+      for (Object doc : yaml().loadAll(text)) {
+        if (doc != null) {
+          documents.add(doc);
+        }
+      }
+    } catch (YAMLException | IllegalStateException e) {
+      errors.add(source + ": invalid YAML: " + firstLine(e.getMessage()));
+      return new Result(configurations, errors, warnings);
+    } catch (StackOverflowError e) {
+      errors.add(source + ": invalid YAML: nested too deeply");
+      return new Result(configurations, errors, warnings);
+    }
+    for (int i = 0; i < documents.size(); i++) {
+      String where = documents.size() == 1 ? source : source + " (document " + (i + 1) + ")";
+      try {
+        configurations.add(configuration(where, documents.get(i), warnings));
+      } catch (Invalid e) {
+        errors.add(where + ": " + e.getMessage());
+      }
+    }
+    return new Result(configurations, errors, warnings);
+  }
+
+  private ConfigurationSpec configuration(String where, Object doc, List<String> warnings)
+      throws Invalid {
+    Map<String, Object> root = map(doc, "document");
+    String kind = string(root.get("kind"), "kind").orElse("");
+    if (!kind.equals("Configuration")) {
+      throw new Invalid("kind must be Configuration but is \"" + kind + "\"");
+    }
+    String apiVersion = string(root.get("apiVersion"), "apiVersion").orElse("");
+    if (!apiVersion.equals("akri.sh/v0")) {
+      warnings.add(where + ": apiVersion is \"" + apiVersion + "\", expected akri.sh/v0");
+    }
+    Map<String, Object> metadata = map(root.get("metadata"), "metadata");
+    String name =
+        string(metadata.get("name"), "metadata.name")
+            .orElseThrow(() -> new Invalid("metadata.name is required"));
+    checkName(name);
+    Map<String, Object> spec = map(root.get("spec"), "spec");
+    for (String key : spec.keySet()) {
+      if (!SPEC_KEYS.contains(key)) {
+        warnings.add(where + ": unknown field spec." + key + " ignored");
+      }
+    }
+    Map<String, Object> handler = map(spec.get("discoveryHandler"), "spec.discoveryHandler");
+    String handlerName =
+        string(handler.get("name"), "spec.discoveryHandler.name")
+            .filter(s -> !s.isBlank())
+            .orElseThrow(() -> new Invalid("spec.discoveryHandler.name is required"));
+    String details = details(handler.get("discoveryDetails"));
+    List<DiscoveryProperty> properties = properties(handler.get("discoveryProperties"));
+    int capacity = capacity(spec.get("capacity"));
+    Map<String, String> brokerProperties = stringMap(spec.get("brokerProperties"));
+    Optional<String> brokerKind = brokerKind(spec.get("brokerSpec"));
+    return new ConfigurationSpec(
+        name, handlerName, details, properties, capacity, brokerProperties, brokerKind);
+  }
+
+  /** Checks a Configuration name; the message says what is wrong. */
+  public static Optional<String> nameProblem(String name) {
+    if (name.length() > MAX_NAME_LENGTH) {
+      return Optional.of(
+          "metadata.name \""
+              + name
+              + "\" is longer than "
+              + MAX_NAME_LENGTH
+              + " characters: akri.sh/<name>-<hash> would not be a valid resource name");
+    }
+    if (!NAME.matcher(name).matches()) {
+      return Optional.of(
+          "metadata.name \""
+              + name
+              + "\" must consist of lower-case letters, digits, '-' and '.', and start and end"
+              + " with a letter or digit");
+    }
+    return Optional.empty();
+  }
+
+  private static void checkName(String name) throws Invalid {
+    Optional<String> problem = nameProblem(name);
+    if (problem.isPresent()) {
+      throw new Invalid(problem.get());
+    }
+  }
+
+  private static String details(Object value) throws Invalid {
+    if (value == null) {
+      return "";
+    }
+    if (value instanceof String s) {
+      return s;
+    }
+    if (value instanceof Map || value instanceof List) {
+      // Akri wants a string; accept structured YAML and hand the handler the same text.
+      DumperOptions options = new DumperOptions();
+      options.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
+      return new Yaml(options).dump(value);
+    }
+    throw new Invalid("spec.discoveryHandler.discoveryDetails must be a string");
+  }
+
+  private static List<DiscoveryProperty> properties(Object value) throws Invalid {
+    if (value == null) {
+      return List.of();
+    }
+    if (!(value instanceof List<?> list)) {
+      throw new Invalid("spec.discoveryHandler.discoveryProperties must be a list");
+    }
+    List<DiscoveryProperty> result = new ArrayList<>();
+    for (int i = 0; i < list.size(); i++) {
+      String field = "spec.discoveryHandler.discoveryProperties[" + i + "]";
+      Map<String, Object> entry = map(list.get(i), field);
+      String name =
+          string(entry.get("name"), field + ".name")
+              .orElseThrow(() -> new Invalid(field + ".name is required"));
+      Optional<String> literal = string(entry.get("value"), field + ".value");
+      Object from = entry.get("valueFrom");
+      if (literal.isPresent() == (from != null)) {
+        throw new Invalid(field + " must have exactly one of value and valueFrom");
+      }
+      Optional<KeyRef> ref = Optional.empty();
+      if (from != null) {
+        Map<String, Object> f = map(from, field + ".valueFrom");
+        Object secret = f.get("secretKeyRef");
+        Object configMap = f.get("configMapKeyRef");
+        if ((secret == null) == (configMap == null)) {
+          throw new Invalid(
+              field + ".valueFrom must have exactly one of secretKeyRef and configMapKeyRef");
+        }
+        boolean isSecret = secret != null;
+        String refField = field + ".valueFrom." + (isSecret ? "secretKeyRef" : "configMapKeyRef");
+        Map<String, Object> r = map(isSecret ? secret : configMap, refField);
+        String refName =
+            string(r.get("name"), refField + ".name")
+                .orElseThrow(() -> new Invalid(refField + ".name is required"));
+        String key =
+            string(r.get("key"), refField + ".key")
+                .orElseThrow(() -> new Invalid(refField + ".key is required"));
+        boolean optional = Boolean.parseBoolean(string(r.get("optional"), "optional").orElse(""));
+        ref =
+            Optional.of(
+                new KeyRef(
+                    isSecret ? KeyRef.Kind.SECRET : KeyRef.Kind.CONFIG_MAP,
+                    refName,
+                    key,
+                    string(r.get("namespace"), refField + ".namespace"),
+                    optional));
+      }
+      result.add(new DiscoveryProperty(name, literal, ref));
+    }
+    return result;
+  }
+
+  private static int capacity(Object value) throws Invalid {
+    if (value == null) {
+      return 1;
+    }
+    if (value instanceof Integer i) {
+      if (i < 1) {
+        throw new Invalid("spec.capacity must be at least 1 but is " + i);
+      }
+      if (i > 1_000_000) {
+        throw new Invalid("spec.capacity must be at most 1000000 but is " + i);
+      }
+      return i;
+    }
+    throw new Invalid("spec.capacity must be an integer");
+  }
+
+  private static Optional<String> brokerKind(Object value) throws Invalid {
+    if (value == null) {
+      return Optional.empty();
+    }
+    Map<String, Object> broker = map(value, "spec.brokerSpec");
+    boolean pod = broker.get("brokerPodSpec") != null;
+    boolean job = broker.get("brokerJobSpec") != null;
+    if (pod == job) {
+      throw new Invalid("spec.brokerSpec must have exactly one of brokerPodSpec and brokerJobSpec");
+    }
+    return Optional.of(pod ? "brokerPodSpec" : "brokerJobSpec");
+  }
+
+  private static Map<String, String> stringMap(Object value) throws Invalid {
+    if (value == null) {
+      return Map.of();
+    }
+    Map<String, Object> raw = map(value, "spec.brokerProperties");
+    Map<String, String> result = new LinkedHashMap<>();
+    for (Map.Entry<String, Object> e : raw.entrySet()) {
+      Object v = e.getValue();
+      if (v instanceof Map || v instanceof List) {
+        throw new Invalid("spec.brokerProperties." + e.getKey() + " must be a string");
+      }
+      result.put(e.getKey(), v == null ? "" : String.valueOf(v));
+    }
+    return result;
+  }
+
+  private static Map<String, Object> map(Object value, String field) throws Invalid {
+    if (value == null) {
+      throw new Invalid(field + " is required");
+    }
+    if (!(value instanceof Map<?, ?> map)) {
+      throw new Invalid(field + " must be a mapping");
+    }
+    Map<String, Object> result = new LinkedHashMap<>();
+    for (Map.Entry<?, ?> e : map.entrySet()) {
+      if (!(e.getKey() instanceof String key)) {
+        throw new Invalid(field + " has a key that is not a string: " + e.getKey());
+      }
+      result.put(key, e.getValue());
+    }
+    return result;
+  }
+
+  private static Optional<String> string(Object value, String field) throws Invalid {
+    if (value == null) {
+      return Optional.empty();
+    }
+    if (value instanceof String || value instanceof Number || value instanceof Boolean) {
+      return Optional.of(String.valueOf(value));
+    }
+    throw new Invalid(field + " must be a string");
+  }
+
+  private static Yaml yaml() {
+    LoaderOptions options = new LoaderOptions();
+    options.setMaxAliasesForCollections(10);
+    options.setAllowRecursiveKeys(false);
+    options.setNestingDepthLimit(40);
+    options.setCodePointLimit(SafeYaml.MAX_CODE_POINTS * 16);
+    options.setAllowDuplicateKeys(false);
+    return new Yaml(new SafeConstructor(options));
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "unreadable document";
+    }
+    String trimmed = message.strip();
+    int newline = trimmed.indexOf('\n');
+    return newline < 0 ? trimmed : trimmed.substring(0, newline);
+  }
+
+  /** A problem in one document. */
+  private static final class Invalid extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Invalid(String message) {
+      super(message);
+    }
+  }
+}

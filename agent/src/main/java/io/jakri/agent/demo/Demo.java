@@ -1,0 +1,284 @@
+package io.jakri.agent.demo;
+
+import io.jakri.agent.Agent;
+import io.jakri.agent.AgentOptions;
+import io.jakri.agent.instance.Instance;
+import io.jakri.agent.instance.StoreException;
+import io.jakri.kubelet.emulator.AdmissionException;
+import io.jakri.kubelet.emulator.Container;
+import io.jakri.kubelet.emulator.ContainerAllocation;
+import io.jakri.kubelet.emulator.EmulatorListener;
+import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.kubelet.emulator.Pod;
+import io.jakri.kubelet.emulator.PodAdmission;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import sun.misc.Signal;
+
+/**
+ * The {@code demo} command: a standalone agent with the kubelet emulator and the bundled example
+ * Configurations. Prints what a cluster operator would see (sockets, Instances, node capacity and
+ * allocatable) and what a pod receives ({@code env | sort}), then follows changes until Ctrl-C.
+ */
+public final class Demo {
+
+  /** The demo's node name, as in the Spookd seed's walkthrough. */
+  public static final String DEFAULT_NODE = "minikube";
+
+  private static final Duration SETTLE = Duration.ofSeconds(30);
+
+  private final AgentOptions options;
+  private final boolean once;
+  private final PrintWriter out;
+
+  public Demo(AgentOptions options, boolean once, PrintWriter out) {
+    this.options = options;
+    this.once = once;
+    this.out = out;
+  }
+
+  /** Copies the bundled example Configurations into {@code dir} and returns it. */
+  public static Path writeBundledExamples(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    for (String name : resource("index.txt").lines().map(String::strip).toList()) {
+      if (!name.isEmpty()) {
+        Files.writeString(dir.resolve(name), resource(name), StandardCharsets.UTF_8);
+      }
+    }
+    return dir;
+  }
+
+  private static String resource(String name) throws IOException {
+    try (InputStream in = Demo.class.getResourceAsStream("/demo/" + name)) {
+      if (in == null) {
+        throw new IOException("bundled demo file " + name + " is missing from the agent jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  /** Runs the demo; returns the process exit code. */
+  public int run() throws Exception {
+    CountDownLatch stop = new CountDownLatch(1);
+    if (!once) {
+      Signal.handle(new Signal("INT"), s -> stop.countDown());
+      Signal.handle(new Signal("TERM"), s -> stop.countDown());
+    }
+    out.println("jakri demo: standalone agent + kubelet emulator on node " + options.nodeName());
+    out.println("  configurations: " + options.config().orElseThrow());
+    out.println("  device plugins: " + options.devicePluginDir());
+    out.println("  handler plugins: " + options.pluginsDir());
+    try (Agent agent = Agent.start(options)) {
+      KubeletEmulator kubelet = agent.emulator().orElseThrow();
+      Semaphore changes = new Semaphore(0);
+      kubelet.addListener(
+          new EmulatorListener() {
+            @Override
+            public void registered(String resource, String endpoint) {
+              changes.release();
+            }
+
+            @Override
+            public void snapshot(String resource, Map<String, String> devices) {
+              changes.release();
+            }
+          });
+      if (!settle(agent, kubelet, changes)) {
+        out.println();
+        out.println(
+            "Not everything was registered within " + SETTLE.toSeconds() + " s; see the log.");
+      }
+      report(agent, kubelet);
+      admitSamples(agent, kubelet);
+      if (once) {
+        return 0;
+      }
+      out.println();
+      out.println(
+          "Following changes (edit the files in "
+              + options.config().orElseThrow()
+              + " to see them); Ctrl-C to stop.");
+      Map<String, Long> shown = new TreeMap<>(kubelet.capacity());
+      Map<String, Long> shownAllocatable = new TreeMap<>(kubelet.allocatable());
+      while (stop.getCount() > 0) {
+        if (!changes.tryAcquire(500, TimeUnit.MILLISECONDS)) {
+          continue;
+        }
+        changes.drainPermits();
+        Map<String, Long> capacity = new TreeMap<>(kubelet.capacity());
+        Map<String, Long> allocatable = new TreeMap<>(kubelet.allocatable());
+        if (!capacity.equals(shown) || !allocatable.equals(shownAllocatable)) {
+          printChanges(shown, capacity, shownAllocatable, allocatable);
+          shown = capacity;
+          shownAllocatable = allocatable;
+        }
+      }
+      out.println("stopping");
+    }
+    return 0;
+  }
+
+  /** Waits until every resource the agent serves is registered and has reported its devices. */
+  private boolean settle(Agent agent, KubeletEmulator kubelet, Semaphore changes)
+      throws InterruptedException {
+    Instant deadline = Instant.now().plus(SETTLE);
+    int stableRounds = 0;
+    while (Instant.now().isBefore(deadline)) {
+      Set<String> served = agent.devicePlugins().served();
+      boolean ready =
+          !served.isEmpty()
+              && agent.devicePlugins().allRegistered()
+              && kubelet.registeredResources().containsAll(served)
+              && served.stream().allMatch(r -> kubelet.capacity().getOrDefault(r, 0L) > 0);
+      // Discovery reports asynchronously: count as settled when nothing changed for a moment.
+      if (ready && !changes.tryAcquire(300, TimeUnit.MILLISECONDS)) {
+        if (++stableRounds >= 2) {
+          return true;
+        }
+      } else {
+        stableRounds = 0;
+        changes.tryAcquire(100, TimeUnit.MILLISECONDS);
+      }
+      changes.drainPermits();
+    }
+    return false;
+  }
+
+  private void report(Agent agent, KubeletEmulator kubelet) throws StoreException {
+    out.println();
+    out.println("$ ls " + options.devicePluginDir());
+    try (Stream<Path> files = Files.list(options.devicePluginDir())) {
+      files.map(p -> p.getFileName().toString()).sorted().forEach(f -> out.println(f));
+    } catch (IOException e) {
+      out.println("(cannot list: " + e.getMessage() + ")");
+    }
+    out.println();
+    out.println("$ kubectl get instances");
+    List<Instance> instances = new ArrayList<>(agent.instances().list());
+    instances.sort(Comparator.comparing(Instance::name));
+    int width = instances.stream().mapToInt(i -> i.name().length()).max().orElse(4) + 3;
+    int cwidth =
+        instances.stream().mapToInt(i -> i.configurationName().length()).max().orElse(6) + 3;
+    out.println(
+        pad("NAME", width) + pad("CONFIG", cwidth) + pad("SHARED", 8) + pad("NODES", 14) + "AGE");
+    for (Instance i : instances) {
+      out.println(
+          pad(i.name(), width)
+              + pad(i.configurationName(), cwidth)
+              + pad(Boolean.toString(i.shared()), 8)
+              + pad(i.nodes().toString(), 14)
+              + "1s");
+    }
+    out.println();
+    out.println(
+        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.capacity");
+    out.println(json(kubelet.capacity()));
+    out.println(
+        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.allocatable");
+    out.println(json(kubelet.allocatable()));
+  }
+
+  private void admitSamples(Agent agent, KubeletEmulator kubelet) {
+    Map<String, Long> capacity = kubelet.capacity();
+    List<Pod> pods = new ArrayList<>();
+    if (capacity.getOrDefault("example.com/widget", 0L) > 0
+        && capacity.getOrDefault("example.com/thingamajig", 0L) > 0) {
+      pods.add(
+          Pod.of(
+              "default",
+              "spookd-test",
+              Container.of(
+                  "test", Map.of("example.com/widget", 1L, "example.com/thingamajig", 1L))));
+    }
+    capacity.keySet().stream()
+        .filter(r -> r.startsWith("akri.sh/akri-debug-echo-foo-"))
+        .sorted()
+        .findFirst()
+        .ifPresent(
+            r -> pods.add(Pod.of("default", "debug-echo-broker", Container.of("broker", r, 1))));
+    if (capacity.getOrDefault("example.com/simple-device", 0L) > 1) {
+      pods.add(
+          Pod.of(
+              "default",
+              "simple-device-test",
+              Container.of("test", "example.com/simple-device", 2)));
+    }
+    for (Pod pod : pods) {
+      out.println();
+      out.println("$ kubectl exec " + pod.name() + " -- env | sort   # device env only");
+      try {
+        PodAdmission admitted = kubelet.admit(pod);
+        for (Map.Entry<String, ContainerAllocation> c : admitted.containers().entrySet()) {
+          new TreeMap<>(c.getValue().envs()).forEach((k, v) -> out.println(k + "=" + v));
+          c.getValue()
+              .devices()
+              .forEach(
+                  d -> out.println("# device node " + d.hostPath() + " -> " + d.containerPath()));
+        }
+      } catch (AdmissionException e) {
+        out.println("pod " + pod.name() + " not admitted: " + e.getMessage());
+      }
+    }
+    out.println();
+    out.println(
+        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.allocatable");
+    out.println(json(kubelet.allocatable()));
+  }
+
+  private void printChanges(
+      Map<String, Long> before,
+      Map<String, Long> after,
+      Map<String, Long> allocBefore,
+      Map<String, Long> allocAfter) {
+    Set<String> keys = new java.util.TreeSet<>(before.keySet());
+    keys.addAll(after.keySet());
+    keys.addAll(allocAfter.keySet());
+    for (String key : keys) {
+      Long c0 = before.get(key);
+      Long c1 = after.get(key);
+      Long a0 = allocBefore.get(key);
+      Long a1 = allocAfter.get(key);
+      if (!java.util.Objects.equals(c0, c1) || !java.util.Objects.equals(a0, a1)) {
+        out.printf(
+            "%s %s capacity %s -> %s, allocatable %s -> %s%n",
+            Instant.now().toString().substring(11, 19),
+            key,
+            c0 == null ? "-" : c0,
+            c1 == null ? "-" : c1,
+            a0 == null ? "-" : a0,
+            a1 == null ? "-" : a1);
+      }
+    }
+  }
+
+  private static String json(Map<String, Long> values) {
+    Map<String, Long> sorted = new TreeMap<>(values);
+    if (sorted.isEmpty()) {
+      return "{}";
+    }
+    return sorted.entrySet().stream()
+        .map(e -> "\"" + e.getKey() + "\": \"" + e.getValue() + "\"")
+        .collect(Collectors.joining(",\n", "{\n", "\n}"));
+  }
+
+  private static String pad(String s, int width) {
+    return s.length() >= width ? s + " " : s + " ".repeat(width - s.length());
+  }
+}

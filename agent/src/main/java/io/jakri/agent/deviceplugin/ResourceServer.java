@@ -1,0 +1,232 @@
+package io.jakri.agent.deviceplugin;
+
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.jakri.kubelet.v1beta1.AllocateRequest;
+import io.jakri.kubelet.v1beta1.AllocateResponse;
+import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
+import io.jakri.kubelet.v1beta1.ContainerPreferredAllocationRequest;
+import io.jakri.kubelet.v1beta1.ContainerPreferredAllocationResponse;
+import io.jakri.kubelet.v1beta1.Device;
+import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
+import io.jakri.kubelet.v1beta1.DevicePluginOptions;
+import io.jakri.kubelet.v1beta1.Empty;
+import io.jakri.kubelet.v1beta1.ListAndWatchResponse;
+import io.jakri.kubelet.v1beta1.PreStartContainerRequest;
+import io.jakri.kubelet.v1beta1.PreStartContainerResponse;
+import io.jakri.kubelet.v1beta1.PreferredAllocationRequest;
+import io.jakri.kubelet.v1beta1.PreferredAllocationResponse;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One kubelet device-plugin gRPC server on one Unix socket, serving one resource. ListAndWatch
+ * streams get the current snapshot at once and a new one whenever {@link #publish()} finds the
+ * devices changed (pushed, never polled). Thread-safe.
+ */
+final class ResourceServer {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ResourceServer.class);
+
+  /** What the kubelet is told about optional RPCs. */
+  static final DevicePluginOptions OPTIONS =
+      DevicePluginOptions.newBuilder()
+          .setPreStartRequired(false)
+          .setGetPreferredAllocationAvailable(true)
+          .build();
+
+  private final ResourceBackend backend;
+  private final Path socket;
+  private final Server server;
+  private final Set<ServerCallStreamObserver<ListAndWatchResponse>> streams =
+      ConcurrentHashMap.newKeySet();
+  private final Object publishLock = new Object();
+  private volatile ListAndWatchResponse last;
+
+  ResourceServer(ResourceBackend backend, Path socket, EventLoopGroup group, Executor executor) {
+    this.backend = backend;
+    this.socket = socket;
+    this.server =
+        NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+            .channelType(EpollServerDomainSocketChannel.class)
+            .bossEventLoopGroup(group)
+            .workerEventLoopGroup(group)
+            .executor(executor)
+            .addService(new Service())
+            .build();
+  }
+
+  Path socket() {
+    return socket;
+  }
+
+  String endpoint() {
+    return socket.getFileName().toString();
+  }
+
+  ResourceBackend backend() {
+    return backend;
+  }
+
+  void start() throws IOException {
+    server.start();
+    LOG.info("resource {}: serving on {}", backend.resourceName(), socket);
+  }
+
+  /** Ends every ListAndWatch stream, stops serving and removes the socket file. Idempotent. */
+  void stop() {
+    for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
+      try {
+        stream.onCompleted();
+      } catch (RuntimeException e) {
+        LOG.debug("resource {}: stream already closed", backend.resourceName());
+      }
+    }
+    streams.clear();
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+        server.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    try {
+      Files.deleteIfExists(socket);
+    } catch (IOException e) {
+      LOG.warn(
+          "resource {}: could not remove {}: {}", backend.resourceName(), socket, e.toString());
+    }
+  }
+
+  /** Recomputes the devices and pushes them to every stream if they changed. */
+  void publish() {
+    synchronized (publishLock) {
+      ListAndWatchResponse next = snapshot();
+      if (next.equals(last)) {
+        return;
+      }
+      last = next;
+      for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
+        send(stream, next);
+      }
+    }
+  }
+
+  int streamCount() {
+    return streams.size();
+  }
+
+  private ListAndWatchResponse snapshot() {
+    return ListAndWatchResponse.newBuilder().addAllDevices(backend.devices()).build();
+  }
+
+  private void send(
+      ServerCallStreamObserver<ListAndWatchResponse> stream, ListAndWatchResponse response) {
+    try {
+      if (!stream.isCancelled()) {
+        stream.onNext(response);
+      }
+    } catch (RuntimeException e) {
+      streams.remove(stream);
+      LOG.debug("resource {}: dropped a broken stream: {}", backend.resourceName(), e.toString());
+    }
+  }
+
+  private final class Service extends DevicePluginGrpc.DevicePluginImplBase {
+
+    @Override
+    public void getDevicePluginOptions(Empty request, StreamObserver<DevicePluginOptions> out) {
+      out.onNext(OPTIONS);
+      out.onCompleted();
+    }
+
+    @Override
+    public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> out) {
+      ServerCallStreamObserver<ListAndWatchResponse> stream =
+          (ServerCallStreamObserver<ListAndWatchResponse>) out;
+      stream.setOnCancelHandler(() -> streams.remove(stream));
+      synchronized (publishLock) {
+        ListAndWatchResponse current = snapshot();
+        last = current;
+        streams.add(stream);
+        send(stream, current);
+      }
+    }
+
+    @Override
+    public void getPreferredAllocation(
+        PreferredAllocationRequest request, StreamObserver<PreferredAllocationResponse> out) {
+      PreferredAllocationResponse.Builder response = PreferredAllocationResponse.newBuilder();
+      for (ContainerPreferredAllocationRequest container : request.getContainerRequestsList()) {
+        List<String> chosen =
+            backend.preferredAllocation(
+                container.getAvailableDeviceIDsList(),
+                container.getMustIncludeDeviceIDsList(),
+                container.getAllocationSize());
+        response.addContainerResponses(
+            ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(chosen));
+      }
+      out.onNext(response.build());
+      out.onCompleted();
+    }
+
+    @Override
+    public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> out) {
+      AllocateResponse.Builder response = AllocateResponse.newBuilder();
+      List<String> granted = new ArrayList<>();
+      try {
+        for (ContainerAllocateRequest container : request.getContainerRequestsList()) {
+          response.addContainerResponses(backend.allocate(container.getDevicesIdsList()));
+          granted.addAll(container.getDevicesIdsList());
+        }
+      } catch (AllocationException e) {
+        LOG.warn(
+            "resource {}: Allocate {} refused: {}",
+            backend.resourceName(),
+            request.getContainerRequestsList().stream()
+                .flatMap(c -> c.getDevicesIdsList().stream())
+                .toList(),
+            e.getMessage());
+        out.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asException());
+        return;
+      } catch (RuntimeException e) {
+        LOG.error("resource {}: Allocate failed", backend.resourceName(), e);
+        out.onError(Status.INTERNAL.withDescription(String.valueOf(e)).asException());
+        return;
+      }
+      LOG.info("resource {}: allocated {}", backend.resourceName(), granted);
+      out.onNext(response.build());
+      out.onCompleted();
+      publish();
+    }
+
+    @Override
+    public void preStartContainer(
+        PreStartContainerRequest request, StreamObserver<PreStartContainerResponse> out) {
+      out.onNext(PreStartContainerResponse.getDefaultInstance());
+      out.onCompleted();
+    }
+  }
+
+  /** The current snapshot, for tests and the demo. */
+  List<Device> currentDevices() {
+    return backend.devices();
+  }
+}

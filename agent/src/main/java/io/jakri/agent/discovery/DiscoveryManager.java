@@ -1,0 +1,497 @@
+package io.jakri.agent.discovery;
+
+import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.instance.InstanceNames;
+import io.jakri.agent.instance.StoreException;
+import io.jakri.handler.DeviceListener;
+import io.jakri.handler.DiscoveredDevice;
+import io.jakri.handler.Discovery;
+import io.jakri.handler.DiscoveryContext;
+import io.jakri.handler.DiscoveryHandler;
+import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Validation;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one discovery per Configuration and turns the handlers' snapshots into Instances.
+ *
+ * <p>All state lives on one discovery thread: Configuration changes, snapshots (coalesced: only the
+ * newest pending snapshot of a run is processed), handler failures and grace timers are queued to
+ * it. A device missing from a snapshot turns unhealthy at once and leaves after the offline grace
+ * period unless it comes back. A handler that throws or reports failure is restarted with
+ * exponential backoff; one that never returns from {@code start} is abandoned after a timeout.
+ * Public methods may be called from any thread.
+ */
+public final class DiscoveryManager implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DiscoveryManager.class);
+
+  /** Most devices taken from one snapshot. */
+  public static final int MAX_DEVICES = 10_000;
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration MIN_RESTART = Duration.ofSeconds(1);
+  private static final Duration MAX_RESTART = Duration.ofMinutes(1);
+
+  private final String node;
+  private final HandlerRegistry handlers;
+  private final PropertyResolver properties;
+  private final InstanceLifecycle lifecycle;
+  private final NodeResources resources;
+  private final ScheduledExecutorService scheduler;
+  private final Duration offlineGrace;
+  private final ExecutorService loop;
+  private final ExecutorService handlerCalls;
+  private final Map<String, Run> runs = new HashMap<>();
+  private final Map<String, ConfigurationStatus> statuses =
+      new java.util.concurrent.ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /** What is happening with one Configuration, for status reporting. */
+  public record ConfigurationStatus(State state, String message, int devices) {}
+
+  /** The phases of one Configuration's discovery. */
+  public enum State {
+    DISCOVERING,
+    HANDLER_MISSING,
+    INVALID,
+    FAILED
+  }
+
+  public DiscoveryManager(
+      String node,
+      HandlerRegistry handlers,
+      PropertyResolver properties,
+      InstanceLifecycle lifecycle,
+      NodeResources resources,
+      ScheduledExecutorService scheduler,
+      Duration offlineGrace) {
+    this.node = node;
+    this.handlers = handlers;
+    this.properties = properties;
+    this.lifecycle = lifecycle;
+    this.resources = resources;
+    this.scheduler = scheduler;
+    this.offlineGrace = offlineGrace;
+    this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
+    this.handlerCalls = Executors.newCachedThreadPool(named("jakri-handler-call"));
+    handlers.addListener(() -> loop.execute(this::retryWaiting));
+  }
+
+  /** Makes the running discoveries match {@code desired} (by name). Returns at once. */
+  public void apply(Collection<ConfigurationSpec> desired) {
+    List<ConfigurationSpec> copy = List.copyOf(desired);
+    loop.execute(() -> reconcile(copy));
+  }
+
+  /** The status of every known Configuration. */
+  public Map<String, ConfigurationStatus> statuses() {
+    return Map.copyOf(statuses);
+  }
+
+  /** Waits until every task queued so far has run (tests, orderly shutdown). */
+  public void flush() throws Exception {
+    loop.submit(() -> {}).get(30, TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      loop.submit(
+              () -> {
+                for (Run run : runs.values()) {
+                  run.stopDiscovery();
+                  run.cancelTimers();
+                }
+                runs.clear();
+              })
+          .get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      LOG.warn("discovery did not stop cleanly: {}", e.toString());
+    }
+    loop.shutdown();
+    handlerCalls.shutdownNow();
+  }
+
+  // ---- discovery thread ----
+
+  private void reconcile(List<ConfigurationSpec> desired) {
+    Map<String, ConfigurationSpec> wanted = new LinkedHashMap<>();
+    for (ConfigurationSpec spec : desired) {
+      wanted.put(spec.name(), spec);
+    }
+    for (String name : new ArrayList<>(runs.keySet())) {
+      if (!wanted.containsKey(name)) {
+        Run run = runs.remove(name);
+        run.stopDiscovery();
+        run.cancelTimers();
+        for (String instance : new ArrayList<>(run.devices.keySet())) {
+          removeDevice(run, instance);
+        }
+        statuses.remove(name);
+        LOG.info("configuration {}: removed; discovery stopped", name);
+      }
+    }
+    for (ConfigurationSpec spec : wanted.values()) {
+      Run run = runs.get(spec.name());
+      if (run == null) {
+        run = new Run(spec);
+        runs.put(spec.name(), run);
+        LOG.info("configuration {}: added (handler {})", spec.name(), spec.handlerName());
+        start(run);
+      } else if (!run.spec.equals(spec)) {
+        ConfigurationSpec old = run.spec;
+        run.spec = spec;
+        LOG.info("configuration {}: changed", spec.name());
+        // Existing devices take the new capacity and brokerProperties at once.
+        for (Map.Entry<String, LocalDevice> e : new ArrayList<>(run.devices.entrySet())) {
+          LocalDevice updated =
+              new LocalDevice(e.getKey(), spec, e.getValue().device(), e.getValue().online());
+          run.devices.put(e.getKey(), updated);
+          publishDevice(run, updated);
+        }
+        if (old.discoveryDiffers(spec) || run.discovery == null) {
+          run.stopDiscovery();
+          run.restartAttempts = 0;
+          start(run);
+        }
+      }
+    }
+  }
+
+  private void retryWaiting() {
+    for (Run run : runs.values()) {
+      if (run.discovery == null && run.state != State.INVALID) {
+        start(run);
+      }
+    }
+  }
+
+  private void start(Run run) {
+    if (closed) {
+      return;
+    }
+    run.cancelRestart();
+    ConfigurationSpec spec = run.spec;
+    Optional<DiscoveryHandler> handler = handlers.find(spec.handlerName());
+    if (handler.isEmpty()) {
+      status(
+          run,
+          State.HANDLER_MISSING,
+          "discovery handler \""
+              + spec.handlerName()
+              + "\" is not installed (installed: "
+              + handlers.names()
+              + "); waiting for it");
+      return;
+    }
+    Map<String, String> props;
+    try {
+      props = properties.resolve(spec);
+    } catch (PropertyResolver.UnresolvableException e) {
+      status(run, State.INVALID, e.getMessage());
+      return;
+    }
+    DiscoveryContext context =
+        new DiscoveryContext(spec.name(), node, spec.discoveryDetails(), props, scheduler);
+    long runId = ++run.runId;
+    DeviceListener listener = new RunListener(run, runId);
+    Future<Discovery> started =
+        handlerCalls.submit(
+            () -> {
+              Validation validation = handler.get().validate(context);
+              for (String warning : validation.warnings()) {
+                LOG.warn("configuration {}: {}", spec.name(), warning);
+              }
+              if (!validation.valid()) {
+                throw new InvalidDetailsException(String.join("; ", validation.errors()));
+              }
+              return handler.get().start(context, listener);
+            });
+    try {
+      run.discovery = started.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      run.restartAttempts = 0;
+      status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof InvalidDetailsException) {
+        status(run, State.INVALID, "invalid discoveryDetails: " + cause.getMessage());
+      } else {
+        fail(run, "handler " + spec.handlerName() + " failed to start: " + cause);
+      }
+    } catch (TimeoutException e) {
+      started.cancel(true);
+      fail(run, "handler " + spec.handlerName() + " did not start within " + START_TIMEOUT);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void fail(Run run, String reason) {
+    run.stopDiscovery();
+    long delay =
+        Math.min(
+            MAX_RESTART.toMillis(), MIN_RESTART.toMillis() << Math.min(run.restartAttempts, 6));
+    run.restartAttempts++;
+    status(run, State.FAILED, reason + "; restarting in " + delay + " ms");
+    run.restart =
+        scheduler.schedule(
+            () ->
+                loop.execute(
+                    () -> {
+                      if (runs.get(run.spec.name()) == run && run.discovery == null) {
+                        start(run);
+                      }
+                    }),
+            delay,
+            TimeUnit.MILLISECONDS);
+  }
+
+  private void status(Run run, State state, String message) {
+    ConfigurationStatus previous = statuses.get(run.spec.name());
+    if (previous == null || previous.state() != state || !previous.message().equals(message)) {
+      if (state == State.DISCOVERING) {
+        LOG.info("configuration {}: {}", run.spec.name(), message);
+      } else {
+        LOG.error("configuration {}: {}", run.spec.name(), message);
+      }
+    }
+    run.state = state;
+    statuses.put(run.spec.name(), new ConfigurationStatus(state, message, run.devices.size()));
+  }
+
+  private void onSnapshot(Run run) {
+    Pending pending = run.pending.getAndSet(null);
+    if (pending == null || runs.get(run.spec.name()) != run || run.runId != pending.runId()) {
+      return;
+    }
+    List<DiscoveredDevice> snapshot = pending.devices();
+    Map<String, DiscoveredDevice> seen = new LinkedHashMap<>();
+    int rejected = 0;
+    for (DiscoveredDevice device : snapshot) {
+      if (device == null || device.id() == null || device.id().isBlank()) {
+        rejected++;
+        continue;
+      }
+      if (seen.size() >= MAX_DEVICES) {
+        rejected++;
+        continue;
+      }
+      String name = InstanceNames.instanceName(run.spec.name(), device.id(), device.shared(), node);
+      if (seen.putIfAbsent(name, device) != null) {
+        rejected++;
+      }
+    }
+    if (rejected > 0) {
+      LOG.warn(
+          "configuration {}: ignored {} reported devices (blank or duplicate ids, or over {})",
+          run.spec.name(),
+          rejected,
+          MAX_DEVICES);
+    }
+    for (Map.Entry<String, DiscoveredDevice> e : seen.entrySet()) {
+      LocalDevice current = run.devices.get(e.getKey());
+      LocalDevice next = new LocalDevice(e.getKey(), run.spec, e.getValue(), true);
+      if (current == null || !current.equals(next)) {
+        if (current == null) {
+          LOG.info(
+              "configuration {}: device {} discovered as instance {}",
+              run.spec.name(),
+              e.getValue().id(),
+              e.getKey());
+        } else if (!current.online()) {
+          LOG.info("instance {}: device is back", e.getKey());
+        }
+        ScheduledFuture<?> timer = run.graceTimers.remove(e.getKey());
+        if (timer != null) {
+          timer.cancel(false);
+        }
+        run.devices.put(e.getKey(), next);
+        publishDevice(run, next);
+      }
+    }
+    for (LocalDevice device : new ArrayList<>(run.devices.values())) {
+      if (!seen.containsKey(device.instanceName()) && device.online()) {
+        LocalDevice offline = device.withOnline(false);
+        run.devices.put(device.instanceName(), offline);
+        resources.upsertLocal(offline);
+        LOG.info(
+            "instance {}: device {} vanished; unhealthy now, removed after {}",
+            device.instanceName(),
+            device.device().id(),
+            offlineGrace);
+        String instance = device.instanceName();
+        run.graceTimers.put(
+            instance,
+            scheduler.schedule(
+                () -> loop.execute(() -> graceEnded(run, instance)),
+                offlineGrace.toMillis(),
+                TimeUnit.MILLISECONDS));
+      }
+    }
+    status(
+        run,
+        run.state,
+        statuses
+            .getOrDefault(run.spec.name(), new ConfigurationStatus(run.state, "", 0))
+            .message());
+  }
+
+  private void graceEnded(Run run, String instance) {
+    run.graceTimers.remove(instance);
+    LocalDevice device = run.devices.get(instance);
+    if (runs.get(run.spec.name()) == run && device != null && !device.online()) {
+      removeDevice(run, instance);
+    }
+  }
+
+  private void publishDevice(Run run, LocalDevice device) {
+    try {
+      lifecycle.seen(device);
+    } catch (StoreException e) {
+      LOG.error(
+          "instance {}: cannot record it in the store ({}); will retry on the next snapshot",
+          device.instanceName(),
+          e.getMessage());
+      run.devices.remove(device.instanceName());
+      return;
+    }
+    resources.upsertLocal(device);
+  }
+
+  private void removeDevice(Run run, String instance) {
+    run.devices.remove(instance);
+    resources.removeLocal(instance);
+    try {
+      lifecycle.gone(instance);
+    } catch (StoreException e) {
+      LOG.error("instance {}: cannot remove this node from it: {}", instance, e.getMessage());
+    }
+  }
+
+  /** One Configuration's discovery state; confined to the discovery thread except `pending`. */
+  private final class Run {
+    ConfigurationSpec spec;
+    Discovery discovery;
+    long runId;
+    int restartAttempts;
+    State state = State.DISCOVERING;
+    ScheduledFuture<?> restart;
+    final Map<String, LocalDevice> devices = new LinkedHashMap<>();
+    final Map<String, ScheduledFuture<?>> graceTimers = new HashMap<>();
+    final AtomicReference<Pending> pending = new AtomicReference<>();
+
+    Run(ConfigurationSpec spec) {
+      this.spec = spec;
+    }
+
+    void stopDiscovery() {
+      runId++; // late snapshots of the old run are ignored
+      if (discovery != null) {
+        Discovery d = discovery;
+        discovery = null;
+        handlerCalls.execute(
+            () -> {
+              try {
+                d.close();
+              } catch (RuntimeException | LinkageError e) {
+                LOG.warn("configuration {}: handler close failed: {}", spec.name(), e.toString());
+              }
+            });
+      }
+    }
+
+    void cancelRestart() {
+      if (restart != null) {
+        restart.cancel(false);
+        restart = null;
+      }
+    }
+
+    void cancelTimers() {
+      cancelRestart();
+      graceTimers.values().forEach(t -> t.cancel(false));
+      graceTimers.clear();
+    }
+  }
+
+  /** A snapshot waiting for the discovery thread. */
+  private record Pending(long runId, List<DiscoveredDevice> devices) {}
+
+  /** The listener one run of a handler reports to; stale after the run stops. */
+  private final class RunListener implements DeviceListener {
+    private final Run run;
+    private final long runId;
+
+    RunListener(Run run, long runId) {
+      this.run = run;
+      this.runId = runId;
+    }
+
+    @Override
+    public void devices(List<DiscoveredDevice> devices) {
+      if (closed || devices == null) {
+        return;
+      }
+      List<DiscoveredDevice> copy = new ArrayList<>(devices.size());
+      for (DiscoveredDevice d : devices) {
+        copy.add(d);
+      }
+      // Coalesce: only the newest snapshot waiting to be processed matters.
+      if (run.pending.getAndSet(new Pending(runId, copy)) == null) {
+        loop.execute(() -> onSnapshot(run));
+      }
+    }
+
+    @Override
+    public void failed(String reason, Throwable cause) {
+      loop.execute(
+          () -> {
+            if (run.runId == runId && runs.get(run.spec.name()) == run) {
+              fail(
+                  run,
+                  "handler "
+                      + run.spec.handlerName()
+                      + " reported failure: "
+                      + reason
+                      + (cause == null ? "" : " (" + cause + ")"));
+            }
+          });
+    }
+  }
+
+  private static java.util.concurrent.ThreadFactory named(String name) {
+    java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** Names of Configurations this manager runs now (tests). */
+  Set<String> running() {
+    return new HashSet<>(runs.keySet());
+  }
+}

@@ -1,0 +1,126 @@
+package io.jakri.agent.instance;
+
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The shared state of one Instance (the fields of the {@code instances.akri.sh} resource that the
+ * agents coordinate through). Immutable; {@code version} is the store's optimistic-concurrency
+ * token (the resourceVersion in cluster mode), 0 for a not-yet-stored Instance.
+ *
+ * @param deviceUsage slot id to usage, one entry per slot {@code <name>-0 .. <name>-(capacity-1)}
+ * @param brokerProperties the device's properties merged with the Configuration's brokerProperties
+ *     (the latter win), as Akri stores them
+ */
+public record Instance(
+    String name,
+    String configurationName,
+    int capacity,
+    boolean shared,
+    SortedSet<String> nodes,
+    Map<String, SlotUsage> deviceUsage,
+    Map<String, String> brokerProperties,
+    long version) {
+
+  /** Orders slot ids by their numeric suffix ({@code x-2} before {@code x-10}). */
+  public static final Comparator<String> SLOT_ORDER =
+      Comparator.comparingInt(Instance::slotIndex).thenComparing(Comparator.naturalOrder());
+
+  public Instance {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(configurationName, "configurationName");
+    if (capacity < 1) {
+      throw new IllegalArgumentException("capacity must be at least 1: " + capacity);
+    }
+    nodes = Collections.unmodifiableSortedSet(new TreeSet<>(nodes));
+    TreeMap<String, SlotUsage> usage = new TreeMap<>(SLOT_ORDER);
+    for (int n = 0; n < capacity; n++) {
+      String slot = InstanceNames.slotId(name, n);
+      usage.put(slot, deviceUsage.getOrDefault(slot, SlotUsage.Free.INSTANCE));
+    }
+    deviceUsage = Collections.unmodifiableSortedMap(usage);
+    brokerProperties = Collections.unmodifiableMap(new LinkedHashMap<>(brokerProperties));
+  }
+
+  /** A new Instance seen first on {@code node}, all slots free. */
+  public static Instance create(
+      String name,
+      String configurationName,
+      int capacity,
+      boolean shared,
+      String node,
+      Map<String, String> brokerProperties) {
+    return new Instance(
+        name,
+        configurationName,
+        capacity,
+        shared,
+        new TreeSet<>(List.of(node)),
+        Map.of(),
+        brokerProperties,
+        0);
+  }
+
+  /** The hash part of the name (the text after the last {@code -}). */
+  public String hash() {
+    return name.substring(name.lastIndexOf('-') + 1);
+  }
+
+  public Instance withNodes(SortedSet<String> newNodes) {
+    return new Instance(
+        name,
+        configurationName,
+        capacity,
+        shared,
+        newNodes,
+        deviceUsage,
+        brokerProperties,
+        version);
+  }
+
+  public Instance withUsage(Map<String, SlotUsage> usage) {
+    return new Instance(
+        name, configurationName, capacity, shared, nodes, usage, brokerProperties, version);
+  }
+
+  public Instance withSpec(int newCapacity, Map<String, String> newBrokerProperties) {
+    return new Instance(
+        name,
+        configurationName,
+        newCapacity,
+        shared,
+        nodes,
+        deviceUsage,
+        newBrokerProperties,
+        version);
+  }
+
+  public Instance withVersion(long newVersion) {
+    return new Instance(
+        name,
+        configurationName,
+        capacity,
+        shared,
+        nodes,
+        deviceUsage,
+        brokerProperties,
+        newVersion);
+  }
+
+  /** The numeric suffix of a slot id, or -1 when it has none. */
+  public static int slotIndex(String slotId) {
+    int dash = slotId.lastIndexOf('-');
+    try {
+      return Integer.parseInt(slotId.substring(dash + 1));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+}

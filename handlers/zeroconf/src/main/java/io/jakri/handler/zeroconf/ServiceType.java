@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
 public record ServiceType(String application, String transport) {
 
   private static final Pattern KIND =
-      Pattern.compile("_([A-Za-z0-9](?:[A-Za-z0-9-]{0,13}[A-Za-z0-9])?)\\._(tcp|udp)");
+      Pattern.compile("_([A-Za-z0-9](?:[A-Za-z0-9-]{0,13}[A-Za-z0-9])?)\\._((?i:tcp|udp))");
 
   public ServiceType {
     Objects.requireNonNull(application, "application");

@@ -129,7 +129,10 @@ final class ZeroconfDiscovery implements Discovery {
           source);
     }
     if (opened == 0) {
-      fail("cannot browse on any of " + selection.addresses(), lastError);
+      fail(
+          "cannot browse on any of "
+              + selection.addresses().stream().map(InetAddress::getHostAddress).toList(),
+          lastError);
     }
   }
 

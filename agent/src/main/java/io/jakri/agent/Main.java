@@ -246,6 +246,13 @@ public final class Main implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+      // The demo's output is the report on stdout; keep the log to warnings unless asked.
+      if (System.getenv("JAKRI_LOG_LEVEL") == null) {
+        System.setProperty("JAKRI_LOG_LEVEL", "WARN");
+      }
+      if (System.getenv("JAKRI_EMULATOR_LOG_LEVEL") == null) {
+        System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
+      }
       Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
       Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
       AgentOptions options =

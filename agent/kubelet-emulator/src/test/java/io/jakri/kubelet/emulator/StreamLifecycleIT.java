@@ -138,6 +138,7 @@ class StreamLifecycleIT {
     assertThat(emulator.kubeletSocket()).exists();
     assertThat(Files.getAttribute(emulator.kubeletSocket(), "unix:ino")).isNotEqualTo(inodeBefore);
     assertThat(checkpoint).exists();
+    assertThat(Files.readString(checkpoint)).contains("\"PodUID\":\"default/viewer\"");
     assertThat(notes).hasContent("keep me");
     assertThat(subdir.resolve("s.sock")).exists(); // only the top level is cleaned
     assertThat(emulator.registeredResources()).isEmpty();

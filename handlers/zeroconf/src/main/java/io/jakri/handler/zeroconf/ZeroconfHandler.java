@@ -1,6 +1,7 @@
 package io.jakri.handler.zeroconf;
 
 import io.jakri.handler.DeviceListener;
+import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
 import io.jakri.handler.InvalidDetailsException;
@@ -58,7 +59,7 @@ public final class ZeroconfHandler implements DiscoveryHandler {
    * DeviceListener#failed}.
    */
   @Override
-  public ZeroconfDiscovery start(DiscoveryContext context, DeviceListener listener)
+  public Discovery start(DiscoveryContext context, DeviceListener listener)
       throws InvalidDetailsException {
     ZeroconfDetails details = ZeroconfDetails.parse(context.discoveryDetails()).orThrow();
     ZeroconfDiscovery discovery =

@@ -139,6 +139,9 @@ public final class KubeletEmulator implements AutoCloseable {
   private final Map<String, AdmittedPod> pods = new LinkedHashMap<>();
   private final Set<PluginEndpoint> connecting = new HashSet<>();
 
+  // EpollEventLoopGroup is deprecated in Netty 4.2 but is the group LIBRARIES.md verified with
+  // grpc-netty-shaded's domain socket channels.
+  @SuppressWarnings("deprecation")
   private KubeletEmulator(Builder b) {
     this.dir = b.dir;
     this.podResourcesSocket =

@@ -22,9 +22,12 @@ import java.util.function.UnaryOperator;
 final class EmulatorFixture implements AutoCloseable {
   final Path root;
   final Path dir;
+
+  @SuppressWarnings("deprecation") // the group LIBRARIES.md verified
   final EventLoopGroup group = new EpollEventLoopGroup(2);
+
   final RecordingListener events = new RecordingListener();
-  private final List<AutoCloseable> closeables = Collections.synchronizedList(new ArrayList<>());
+  private final List<FakeDevicePlugin> plugins = Collections.synchronizedList(new ArrayList<>());
   KubeletEmulator emulator;
 
   EmulatorFixture(Path root) {
@@ -48,7 +51,7 @@ final class EmulatorFixture implements AutoCloseable {
       throws IOException {
     FakeDevicePlugin plugin =
         FakeDevicePlugin.serve(dir.resolve(socketName), resource, options, group, devices);
-    closeables.add(plugin);
+    plugins.add(plugin);
     return plugin;
   }
 
@@ -65,12 +68,10 @@ final class EmulatorFixture implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
-    List<AutoCloseable> all = new ArrayList<>(closeables);
+  public void close() {
+    List<FakeDevicePlugin> all = new ArrayList<>(plugins);
     Collections.reverse(all);
-    for (AutoCloseable c : all) {
-      c.close();
-    }
+    all.forEach(FakeDevicePlugin::close);
     if (emulator != null) {
       emulator.close();
     }

@@ -264,8 +264,12 @@ final class FakeDevicePlugin extends DevicePluginGrpc.DevicePluginImplBase
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     server.shutdownNow();
-    server.awaitTermination(5, TimeUnit.SECONDS);
+    try {
+      server.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

@@ -59,6 +59,7 @@ public final class DevicePluginManager implements AutoCloseable {
   private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
   private static final Duration CONSISTENCY_CHECK = Duration.ofSeconds(5);
+  private static final Duration COALESCE = Duration.ofMillis(5);
 
   private final Path dir;
   private final EventLoopGroup group;
@@ -152,11 +153,24 @@ public final class DevicePluginManager implements AutoCloseable {
         });
   }
 
-  /** Pushes the resource's current devices to the kubelet if they changed. Any thread. */
+  /**
+   * Pushes the resource's current devices to the kubelet if they changed. Any thread. Refreshes
+   * that arrive within {@link #COALESCE} of each other are published once (a class resource with a
+   * thousand members would otherwise send a thousand growing snapshots while they appear).
+   */
   public void refresh(String resource) {
     Entry entry = entries.get(resource);
-    if (entry != null && entry.server != null) {
-      entry.server.publish();
+    if (entry != null && entry.publishPending.compareAndSet(false, true)) {
+      scheduler.schedule(
+          () -> {
+            entry.publishPending.set(false);
+            ResourceServer server = entry.server;
+            if (server != null) {
+              server.publish();
+            }
+          },
+          COALESCE.toNanos(),
+          TimeUnit.NANOSECONDS);
     }
   }
 
@@ -250,8 +264,19 @@ public final class DevicePluginManager implements AutoCloseable {
       } catch (InterruptedException | ClosedWatchServiceException e) {
         return;
       }
-      key.pollEvents();
-      requestResync();
+      boolean relevant = false;
+      for (java.nio.file.WatchEvent<?> event : key.pollEvents()) {
+        // Our own sockets appearing are not news; a kubelet socket created or any socket
+        // deleted (a kubelet restart deletes them all) or a lost event is.
+        if (event.kind() == StandardWatchEventKinds.OVERFLOW
+            || event.kind() == StandardWatchEventKinds.ENTRY_DELETE
+            || KUBELET_SOCKET.equals(String.valueOf(event.context()))) {
+          relevant = true;
+        }
+      }
+      if (relevant) {
+        requestResync();
+      }
       if (!key.reset()) {
         LOG.warn("device-plugin directory {} is no longer watched; re-creating the watch", dir);
         control.execute(this::startWatching);
@@ -462,6 +487,7 @@ public final class DevicePluginManager implements AutoCloseable {
     volatile long registeredGeneration = -1;
     volatile long inFlightGeneration = -1;
     volatile boolean everRegistered;
+    final AtomicBoolean publishPending = new AtomicBoolean();
     int attempts;
     ScheduledFuture<?> retry;
 

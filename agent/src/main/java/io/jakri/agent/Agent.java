@@ -124,6 +124,7 @@ public final class Agent implements AutoCloseable {
     }
     plugins.start();
     handlers.loadAll();
+    handlers.watch(scheduler);
     configurationFiles.start();
   }
 

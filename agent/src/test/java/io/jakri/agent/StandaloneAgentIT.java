@@ -254,7 +254,9 @@ class StandaloneAgentIT {
     await()
         .atMost(Duration.ofSeconds(15))
         .until(() -> !agent.agent.devicePlugins().served().contains(first));
-    assertThat(agent.agent.instances().get(first.substring("akri.sh/".length()))).isEmpty();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> agent.agent.instances().get(first.substring("akri.sh/".length())).isEmpty());
   }
 
   @Test

@@ -95,7 +95,7 @@ public final class DiscoveryManager implements AutoCloseable {
     this.offlineGrace = offlineGrace;
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
     this.handlerCalls = Executors.newCachedThreadPool(named("jakri-handler-call"));
-    handlers.addListener(() -> loop.execute(this::retryWaiting));
+    handlers.addListener(this::onHandlersChanged);
   }
 
   /** Makes the running discoveries match {@code desired} (by name). Returns at once. */
@@ -180,8 +180,34 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
-  private void retryWaiting() {
+  /**
+   * Called by the registry (never from the discovery thread) after handlers were added, replaced or
+   * removed, and before a removed plugin's classes are unloaded: waits until every discovery of a
+   * handler that went away or changed is closed.
+   */
+  private void onHandlersChanged() {
+    if (closed) {
+      return;
+    }
+    try {
+      loop.submit(this::handlersChanged).get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      LOG.warn("reacting to handler changes took too long: {}", e.toString());
+    }
+  }
+
+  private void handlersChanged() {
     for (Run run : runs.values()) {
+      Optional<DiscoveryHandler> now = handlers.find(run.spec.handlerName());
+      if (run.discovery != null && (now.isEmpty() || now.get() != run.handler)) {
+        LOG.info(
+            "configuration {}: handler {} was {}; stopping its discovery",
+            run.spec.name(),
+            run.spec.handlerName(),
+            now.isEmpty() ? "removed" : "replaced");
+        run.stopDiscoveryAndWait();
+        markMissing(run, Set.of());
+      }
       if (run.discovery == null && run.state != State.INVALID) {
         start(run);
       }
@@ -231,6 +257,7 @@ public final class DiscoveryManager implements AutoCloseable {
             });
     try {
       run.discovery = started.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      run.handler = handler.get();
       run.restartAttempts = 0;
       status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
     } catch (java.util.concurrent.ExecutionException e) {
@@ -331,8 +358,19 @@ public final class DiscoveryManager implements AutoCloseable {
         publishDevice(run, next);
       }
     }
+    markMissing(run, seen.keySet());
+    status(
+        run,
+        run.state,
+        statuses
+            .getOrDefault(run.spec.name(), new ConfigurationStatus(run.state, "", 0))
+            .message());
+  }
+
+  /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */
+  private void markMissing(Run run, Set<String> seen) {
     for (LocalDevice device : new ArrayList<>(run.devices.values())) {
-      if (!seen.containsKey(device.instanceName()) && device.online()) {
+      if (!seen.contains(device.instanceName()) && device.online()) {
         LocalDevice offline = device.withOnline(false);
         run.devices.put(device.instanceName(), offline);
         resources.upsertLocal(offline);
@@ -350,12 +388,6 @@ public final class DiscoveryManager implements AutoCloseable {
                 TimeUnit.MILLISECONDS));
       }
     }
-    status(
-        run,
-        run.state,
-        statuses
-            .getOrDefault(run.spec.name(), new ConfigurationStatus(run.state, "", 0))
-            .message());
   }
 
   private void graceEnded(Run run, String instance) {
@@ -382,18 +414,19 @@ public final class DiscoveryManager implements AutoCloseable {
 
   private void removeDevice(Run run, String instance) {
     run.devices.remove(instance);
-    resources.removeLocal(instance);
     try {
       lifecycle.gone(instance);
     } catch (StoreException e) {
       LOG.error("instance {}: cannot remove this node from it: {}", instance, e.getMessage());
     }
+    resources.removeLocal(instance);
   }
 
   /** One Configuration's discovery state; confined to the discovery thread except `pending`. */
   private final class Run {
     ConfigurationSpec spec;
     Discovery discovery;
+    DiscoveryHandler handler;
     long runId;
     int restartAttempts;
     State state = State.DISCOVERING;
@@ -408,6 +441,7 @@ public final class DiscoveryManager implements AutoCloseable {
 
     void stopDiscovery() {
       runId++; // late snapshots of the old run are ignored
+      handler = null;
       if (discovery != null) {
         Discovery d = discovery;
         discovery = null;
@@ -419,6 +453,31 @@ public final class DiscoveryManager implements AutoCloseable {
                 LOG.warn("configuration {}: handler close failed: {}", spec.name(), e.toString());
               }
             });
+      }
+    }
+
+    /** Closes the discovery and waits (bounded) so its plugin can be unloaded afterwards. */
+    void stopDiscoveryAndWait() {
+      runId++;
+      Discovery d = discovery;
+      discovery = null;
+      handler = null;
+      if (d != null) {
+        Future<?> closing =
+            handlerCalls.submit(
+                () -> {
+                  try {
+                    d.close();
+                  } catch (RuntimeException | LinkageError e) {
+                    LOG.warn(
+                        "configuration {}: handler close failed: {}", spec.name(), e.toString());
+                  }
+                });
+        try {
+          closing.get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          LOG.warn("configuration {}: handler close did not finish: {}", spec.name(), e.toString());
+        }
       }
     }
 

@@ -2,8 +2,15 @@ package io.jakri.agent.discovery;
 
 import io.jakri.handler.DiscoveryHandler;
 import java.io.IOException;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +19,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.pf4j.DefaultPluginManager;
 import org.pf4j.PluginManager;
@@ -35,6 +45,14 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private final List<LoadProblem> problems = new CopyOnWriteArrayList<>();
   private volatile Map<String, DiscoveryHandler> byName = Map.of();
+  private final Map<Path, Loaded> loaded = new LinkedHashMap<>();
+  private final Map<Path, Stamp> failed = new LinkedHashMap<>();
+  private final java.util.Set<Path> ignored = new java.util.HashSet<>();
+  private boolean missingReported;
+  private boolean indexed;
+  private WatchService watcher;
+  private ScheduledFuture<?> pendingRescan;
+  private static final java.time.Duration DEBOUNCE = java.time.Duration.ofMillis(250);
 
   /** A jar that could not be used, and why. */
   public record LoadProblem(Path jar, String reason) {}
@@ -48,37 +66,160 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   }
 
   /** Loads every jar in the plugins directory. Never throws: problems are logged and kept. */
-  public synchronized void loadAll() {
+  public void loadAll() {
+    rescan();
+  }
+
+  /**
+   * Makes the loaded plugins match the directory: new jars are loaded, jars that changed (size or
+   * modification time) are reloaded, removed jars are unloaded. Listeners are told before a
+   * plugin's classes are unloaded, so running discoveries can be closed first. Idempotent.
+   */
+  public synchronized void rescan() {
     if (!Files.isDirectory(pluginsDir)) {
-      LOG.error("plugins directory {} does not exist: no discovery handlers loaded", pluginsDir);
-      problems.add(new LoadProblem(pluginsDir, "plugins directory does not exist"));
+      if (!missingReported) {
+        LOG.error("plugins directory {} does not exist: no discovery handlers loaded", pluginsDir);
+        problems.add(new LoadProblem(pluginsDir, "plugins directory does not exist"));
+        missingReported = true;
+      }
       return;
     }
-    List<Path> files;
+    Map<Path, Stamp> present = new LinkedHashMap<>();
     try (Stream<Path> listing = Files.list(pluginsDir)) {
-      files = listing.sorted().toList();
+      for (Path file : listing.sorted().toList()) {
+        String name = file.getFileName().toString();
+        if (!name.endsWith(".jar") || name.startsWith(".") || !Files.isRegularFile(file)) {
+          if (!ignored.contains(file)) {
+            LOG.info("plugins directory: ignoring {} (not a .jar file)", name);
+            ignored.add(file);
+          }
+          continue;
+        }
+        present.put(file, Stamp.of(file));
+      }
     } catch (IOException e) {
       LOG.error("plugins directory {} cannot be read: {}", pluginsDir, e.toString());
       problems.add(new LoadProblem(pluginsDir, e.toString()));
       return;
     }
-    for (Path file : files) {
-      if (!file.getFileName().toString().endsWith(".jar") || !Files.isRegularFile(file)) {
-        LOG.info("plugins directory: ignoring {} (not a .jar file)", file.getFileName());
-        continue;
+    List<Loaded> leaving = new ArrayList<>();
+    for (Map.Entry<Path, Loaded> e : new ArrayList<>(loaded.entrySet())) {
+      Stamp now = present.get(e.getKey());
+      if (now == null || !now.equals(e.getValue().stamp())) {
+        leaving.add(e.getValue());
+        loaded.remove(e.getKey());
       }
-      load(file);
     }
-    rebuildIndex();
+    if (!leaving.isEmpty()) {
+      rebuildIndex(); // listeners stop discoveries of handlers that are going away
+      for (Loaded gone : leaving) {
+        try {
+          plugins.unloadPlugin(gone.pluginId());
+          LOG.info("plugin {} ({}): unloaded", gone.pluginId(), gone.jar().getFileName());
+        } catch (RuntimeException | LinkageError e) {
+          LOG.warn("plugin {}: unloading failed: {}", gone.pluginId(), e.toString());
+        }
+      }
+    }
+    boolean added = false;
+    for (Map.Entry<Path, Stamp> e : present.entrySet()) {
+      if (!loaded.containsKey(e.getKey()) && !e.getValue().equals(failed.get(e.getKey()))) {
+        Optional<String> id = load(e.getKey());
+        if (id.isPresent()) {
+          loaded.put(e.getKey(), new Loaded(e.getKey(), id.get(), e.getValue()));
+          failed.remove(e.getKey());
+          added = true;
+        } else {
+          failed.put(e.getKey(), e.getValue()); // not retried until the file changes
+        }
+      }
+    }
+    failed.keySet().retainAll(present.keySet());
+    if (added || !leaving.isEmpty() || !indexed) {
+      rebuildIndex();
+      indexed = true;
+    }
   }
 
-  private void load(Path jar) {
+  /**
+   * Watches the plugins directory and rescans when jars appear, change or vanish (writers should
+   * copy to a temporary name and rename into place). Events are debounced on {@code scheduler}.
+   */
+  public synchronized void watch(ScheduledExecutorService scheduler) {
+    try {
+      Files.createDirectories(pluginsDir);
+      watcher = FileSystems.getDefault().newWatchService();
+      pluginsDir.register(
+          watcher,
+          StandardWatchEventKinds.ENTRY_CREATE,
+          StandardWatchEventKinds.ENTRY_DELETE,
+          StandardWatchEventKinds.ENTRY_MODIFY);
+    } catch (IOException e) {
+      LOG.error("plugins directory {} cannot be watched: {}", pluginsDir, e.toString());
+      return;
+    }
+    Thread thread =
+        new Thread(
+            () -> {
+              while (true) {
+                WatchKey key;
+                try {
+                  key = watcher.take();
+                } catch (InterruptedException | ClosedWatchServiceException e) {
+                  return;
+                }
+                boolean jars =
+                    key.pollEvents().stream()
+                        .anyMatch(
+                            ev ->
+                                ev.kind() == StandardWatchEventKinds.OVERFLOW
+                                    || String.valueOf(ev.context()).endsWith(".jar"));
+                key.reset();
+                if (jars) {
+                  debounce(scheduler);
+                }
+              }
+            },
+            "jakri-plugins-watch");
+    thread.setDaemon(true);
+    thread.start();
+    LOG.info("watching plugins directory {} for handler jars", pluginsDir);
+  }
+
+  private synchronized void debounce(ScheduledExecutorService scheduler) {
+    if (pendingRescan != null) {
+      pendingRescan.cancel(false);
+    }
+    pendingRescan =
+        scheduler.schedule(
+            () -> {
+              try {
+                rescan();
+              } catch (RuntimeException e) {
+                LOG.error("rescanning plugins failed: {}", e.toString());
+              }
+            },
+            DEBOUNCE.toMillis(),
+            TimeUnit.MILLISECONDS);
+  }
+
+  /** Size and modification time: a replaced jar gets a new stamp. */
+  private record Stamp(long size, FileTime modified, Object key) {
+    static Stamp of(Path file) throws IOException {
+      BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
+      return new Stamp(a.size(), a.lastModifiedTime(), a.fileKey());
+    }
+  }
+
+  private record Loaded(Path jar, String pluginId, Stamp stamp) {}
+
+  private Optional<String> load(Path jar) {
     String pluginId = null;
     try {
       pluginId = plugins.loadPlugin(jar);
       if (pluginId == null) {
         fail(jar, "not a valid plugin jar");
-        return;
+        return Optional.empty();
       }
       PluginState state = plugins.startPlugin(pluginId);
       if (state != PluginState.STARTED) {
@@ -89,18 +230,20 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
                 : "plugin state " + state;
         fail(jar, reason);
         plugins.unloadPlugin(pluginId);
-        return;
+        return Optional.empty();
       }
       List<DiscoveryHandler> found = plugins.getExtensions(DiscoveryHandler.class, pluginId);
       if (found.isEmpty()) {
         fail(jar, "plugin " + pluginId + " contains no DiscoveryHandler extension");
-        return;
+        plugins.unloadPlugin(pluginId);
+        return Optional.empty();
       }
       LOG.info(
           "plugin {} ({}): loaded handlers {}",
           pluginId,
           jar.getFileName(),
           found.stream().map(DiscoveryHandler::name).toList());
+      return Optional.of(pluginId);
     } catch (RuntimeException | LinkageError e) {
       fail(jar, e.getMessage() == null ? e.toString() : e.getMessage());
       if (pluginId != null) {
@@ -110,6 +253,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
           LOG.debug("unloading failed plugin {}", pluginId);
         }
       }
+      return Optional.empty();
     }
   }
 
@@ -174,6 +318,16 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   @Override
   public synchronized void close() {
+    if (pendingRescan != null) {
+      pendingRescan.cancel(false);
+    }
+    if (watcher != null) {
+      try {
+        watcher.close();
+      } catch (IOException e) {
+        LOG.debug("closing plugins watcher: {}", e.toString());
+      }
+    }
     try {
       // unloadPlugins() stops each plugin itself; PF4J 3.15's stopPlugins() can throw
       // ConcurrentModificationException.

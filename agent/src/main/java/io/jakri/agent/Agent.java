@@ -148,6 +148,11 @@ public final class Agent implements AutoCloseable {
     return handlers;
   }
 
+  /** Plugin jars that could not be loaded, with reasons. */
+  public java.util.List<PluginHandlerRegistry.LoadProblem> pluginProblems() {
+    return handlers.problems();
+  }
+
   public DiscoveryManager discovery() {
     return discovery;
   }

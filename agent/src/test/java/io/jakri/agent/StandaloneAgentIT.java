@@ -158,6 +158,26 @@ class StandaloneAgentIT {
   }
 
   @Test
+  void editingTheStaticMappingChangesWhatIsAdvertisedWithoutARestart() throws Exception {
+    agent = TestAgent.start(tmp, "minikube", Duration.ofSeconds(1), true);
+    agent.writeConfig("spookd.yaml", SPOOKD);
+    agent.awaitCapacity("example.com/widget", 1);
+    String more =
+        SPOOKD.replace(
+            "            - resourceName: example.com/thingamajig\n",
+            "            - resourceName: example.com/widget\n"
+                + "              instanceID: \"0002\"\n"
+                + "            - resourceName: example.com/thingamajig\n");
+    assertThat(more).isNotEqualTo(SPOOKD);
+    agent.writeConfig("spookd.yaml", more);
+    agent.awaitCapacity("example.com/widget", 2);
+    agent.writeConfig("spookd.yaml", SPOOKD.replace("hosts: [minikube]", "hosts: [elsewhere]"));
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> !agent.agent.devicePlugins().served().contains("example.com/widget"));
+  }
+
+  @Test
   void classResourcePrefersDistinctInstances() throws Exception {
     agent = TestAgent.start(tmp, "node-a", Duration.ofSeconds(60), true);
     agent.writeConfig(

@@ -4,6 +4,7 @@ import io.jakri.handler.DeviceListener;
 import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
+import io.jakri.handler.FixedSnapshotDiscovery;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
 import java.util.Set;

@@ -4,6 +4,8 @@ import io.jakri.handler.Details;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.DiscoveredDevice.DeviceSpec;
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Names;
+import io.jakri.handler.Problems;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;

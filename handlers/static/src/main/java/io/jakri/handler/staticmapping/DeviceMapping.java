@@ -3,6 +3,8 @@ package io.jakri.handler.staticmapping;
 import io.jakri.handler.Details;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Names;
+import io.jakri.handler.Problems;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;

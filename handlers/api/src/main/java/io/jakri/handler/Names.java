@@ -1,10 +1,10 @@
-package io.jakri.handler.staticmapping;
+package io.jakri.handler;
 
 import java.util.Optional;
 import java.util.regex.Pattern;
 
 /** Checks names that end up in Kubernetes objects or container environments. */
-final class Names {
+public final class Names {
 
   private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
@@ -16,12 +16,12 @@ final class Names {
   private Names() {}
 
   /** Whether {@code name} is a POSIX-style environment variable name. */
-  static boolean isEnvName(String name) {
+  public static boolean isEnvName(String name) {
     return ENV_NAME.matcher(name).matches();
   }
 
   /** Whether {@code name} is a lowercase RFC 1123 subdomain, as Kubernetes requires of prefixes. */
-  static boolean isDnsSubdomain(String name) {
+  public static boolean isDnsSubdomain(String name) {
     if (name.isEmpty() || name.length() > MAX_SUBDOMAIN) {
       return false;
     }
@@ -37,7 +37,7 @@ final class Names {
    * Why {@code name} is not a valid extended resource name ({@code <domain>/<name>}, not in the
    * {@code kubernetes.io} namespace), or empty when it is valid.
    */
-  static Optional<String> extendedResourceProblem(String name) {
+  public static Optional<String> extendedResourceProblem(String name) {
     int slash = name.indexOf('/');
     if (slash < 0 || slash != name.lastIndexOf('/')) {
       return Optional.of("must have the form <domain>/<name> with exactly one '/'");

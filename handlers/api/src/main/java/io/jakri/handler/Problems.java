@@ -1,6 +1,5 @@
-package io.jakri.handler.simulated;
+package io.jakri.handler;
 
-import io.jakri.handler.InvalidDetailsException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -9,27 +8,27 @@ import java.util.Optional;
  * Collects every error and warning found while reading details, so one validation run reports all
  * of them instead of stopping at the first. Not thread-safe: one instance per parse.
  */
-final class Problems {
+public final class Problems {
 
   /** A getter of {@link io.jakri.handler.Details} that may reject the value. */
   @FunctionalInterface
-  interface Read<T> {
+  public interface Read<T> {
     T get() throws InvalidDetailsException;
   }
 
   private final List<String> errors = new ArrayList<>();
   private final List<String> warnings = new ArrayList<>();
 
-  void error(String message) {
+  public void error(String message) {
     errors.add(message);
   }
 
-  void warn(String message) {
+  public void warn(String message) {
     warnings.add(message);
   }
 
   /** The value, or empty after recording the getter's error. */
-  <T> Optional<T> read(Read<T> read) {
+  public <T> Optional<T> read(Read<T> read) {
     try {
       return Optional.of(read.get());
     } catch (InvalidDetailsException e) {
@@ -39,15 +38,15 @@ final class Problems {
   }
 
   /** As {@link #read} for getters that already answer an {@link Optional}. */
-  <T> Optional<T> readOptional(Read<Optional<T>> read) {
+  public <T> Optional<T> readOptional(Read<Optional<T>> read) {
     return read(read).flatMap(value -> value);
   }
 
-  List<String> errors() {
+  public List<String> errors() {
     return List.copyOf(errors);
   }
 
-  List<String> warnings() {
+  public List<String> warnings() {
     return List.copyOf(warnings);
   }
 }

@@ -1,8 +1,5 @@
-package io.jakri.handler.staticmapping;
+package io.jakri.handler;
 
-import io.jakri.handler.DeviceListener;
-import io.jakri.handler.DiscoveredDevice;
-import io.jakri.handler.Discovery;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -16,7 +13,7 @@ import java.util.function.Supplier;
  * <p>Thread-safe. {@link #close()} is idempotent; once it has returned, no snapshot is reported (a
  * report that is in progress when close is called finishes first).
  */
-final class FixedSnapshotDiscovery implements Discovery {
+public final class FixedSnapshotDiscovery implements Discovery {
 
   private final Object lock = new Object();
   private final Supplier<List<DiscoveredDevice>> snapshot;
@@ -31,7 +28,7 @@ final class FixedSnapshotDiscovery implements Discovery {
   }
 
   /** Schedules the single report and returns at once. */
-  static FixedSnapshotDiscovery start(
+  public static FixedSnapshotDiscovery start(
       ScheduledExecutorService scheduler,
       Supplier<List<DiscoveredDevice>> snapshot,
       DeviceListener listener) {

@@ -33,11 +33,15 @@ import org.awaitility.core.ConditionTimeoutException;
  * /run/avahi-daemon} (pid file, socket) is a private tmpfs inside the namespace's mount namespace,
  * so a host avahi is not disturbed. Needs root, iproute2, avahi-daemon, avahi-utils and dbus.
  * {@link #close()} removes everything it created and is safe to call after a partial start.
+ *
+ * <p>Public (and shipped in this module's test-jar) so the agent-level ITs in {@code it/} run
+ * against the same peer. Threading: {@link #publish} and {@link #close()} may be called from any
+ * thread; one peer per test class is the intended use.
  */
-final class AvahiPeer implements AutoCloseable {
+public final class AvahiPeer implements AutoCloseable {
 
   /** Why the peer could not be set up. */
-  static final class Unavailable extends Exception {
+  public static final class Unavailable extends Exception {
     private static final long serialVersionUID = 1L;
 
     Unavailable(String message) {
@@ -66,7 +70,7 @@ final class AvahiPeer implements AutoCloseable {
   private AvahiPeer() {}
 
   /** Starts the peer, or explains why it cannot be started (having cleaned up). */
-  static AvahiPeer start() throws Unavailable {
+  public static AvahiPeer start() throws Unavailable {
     AvahiPeer peer = new AvahiPeer();
     try {
       peer.setUp();
@@ -81,22 +85,22 @@ final class AvahiPeer implements AutoCloseable {
   }
 
   /** The address on the test's side of the veth pair: browse here. */
-  String hostAddress() {
+  public String hostAddress() {
     return hostAddress;
   }
 
   /** The name of the test's side of the veth pair. */
-  String hostInterface() {
+  public String hostInterface() {
     return hostInterface;
   }
 
   /** The peer's address, which services resolve to. */
-  String peerAddress() {
+  public String peerAddress() {
     return peerAddress;
   }
 
   /** The peer's mDNS host name without {@code .local}. */
-  String peerHostName() {
+  public String peerHostName() {
     return peerHostName;
   }
 
@@ -193,9 +197,12 @@ final class AvahiPeer implements AutoCloseable {
   }
 
   /** A service published with {@code avahi-publish -s}; closing it unregisters the service. */
-  final class Published implements AutoCloseable {
-    final String name;
-    final long startedNanos;
+  public final class Published implements AutoCloseable {
+    public final String name;
+
+    /** {@link System#nanoTime()} just before avahi-publish was started. */
+    public final long startedNanos;
+
     private final Process process;
 
     private Published(String name, long startedNanos, Process process) {
@@ -215,7 +222,8 @@ final class AvahiPeer implements AutoCloseable {
    *
    * @throws IOException when avahi-publish refuses it (the message holds its output)
    */
-  Published publish(String name, String type, int port, List<String> txt) throws IOException {
+  public Published publish(String name, String type, int port, List<String> txt)
+      throws IOException {
     List<String> command = new ArrayList<>(List.of("avahi-publish", "-s", name, type, "" + port));
     command.addAll(txt);
     Path log = dir.resolve("publish-" + processes.size() + ".log");

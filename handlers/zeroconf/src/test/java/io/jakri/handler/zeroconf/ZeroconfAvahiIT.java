@@ -7,7 +7,6 @@ import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,9 +19,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import javax.jmdns.JmDNS;
-import javax.jmdns.ServiceEvent;
-import javax.jmdns.ServiceListener;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assertions;
@@ -127,46 +123,17 @@ class ZeroconfAvahiIT {
     return device(listener, id).orElseThrow().properties();
   }
 
-  /** A bare JmDNS listener on the same address, to compare the handler's latency with. */
-  private static final class BareJmdns implements AutoCloseable {
-    final JmDNS jmdns;
-    final Map<String, Long> resolvedAt = new ConcurrentHashMap<>();
-
-    BareJmdns(String type) throws Exception {
-      jmdns = JmDNS.create(InetAddress.getByName(peer.hostAddress()), "jakri-bare-it");
-      jmdns.addServiceListener(
-          type + ".local.",
-          new ServiceListener() {
-            @Override
-            public void serviceAdded(ServiceEvent event) {}
-
-            @Override
-            public void serviceRemoved(ServiceEvent event) {}
-
-            @Override
-            public void serviceResolved(ServiceEvent event) {
-              resolvedAt.putIfAbsent(event.getName(), System.nanoTime());
-            }
-          });
-    }
-
-    @Override
-    public void close() throws Exception {
-      jmdns.close();
-    }
-  }
-
   @Test
   void publishedServiceIsReportedWithItsPropertiesAndTxtRecords() throws Exception {
     String type = "_jkappear._tcp";
     RecordingListener listener =
         discover("appear", "kind: " + type + "\ninterfaces: [" + peer.hostInterface() + "]");
-    BareJmdns bare = new BareJmdns(type);
+    BareJmdns bare = new BareJmdns(peer.hostAddress(), type);
     cleanUp.add(bare);
     // Both browsers must be up before timing starts: wait until both see a first service.
     publish("warm-up", type, 9000);
     awaitDevice(listener, "warm-up." + type + ".local");
-    await().atMost(APPEAR).until(() -> bare.resolvedAt.containsKey("warm-up"));
+    await().atMost(APPEAR).until(() -> bare.resolvedAt("warm-up").isPresent());
 
     Map<String, Long> handlerSaw = new ConcurrentHashMap<>();
     String id = "Widget 1." + type + ".local";
@@ -180,11 +147,12 @@ class ZeroconfAvahiIT {
               if (device(listener, id).isPresent()) {
                 handlerSaw.putIfAbsent(id, System.nanoTime());
               }
-              return handlerSaw.containsKey(id) && bare.resolvedAt.containsKey("Widget 1");
+              return handlerSaw.containsKey(id) && bare.resolvedAt("Widget 1").isPresent();
             });
     long handlerMs = TimeUnit.NANOSECONDS.toMillis(handlerSaw.get(id) - published.startedNanos);
     long jmdnsMs =
-        TimeUnit.NANOSECONDS.toMillis(bare.resolvedAt.get("Widget 1") - published.startedNanos);
+        TimeUnit.NANOSECONDS.toMillis(
+            bare.resolvedAt("Widget 1").orElseThrow() - published.startedNanos);
     String timing = "ZEROCONF_TIMING handler=" + handlerMs + " ms jmdns=" + jmdnsMs + " ms";
     LOG.info(timing);
     System.out.println(timing);

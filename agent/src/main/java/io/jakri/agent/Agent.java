@@ -169,7 +169,16 @@ public final class Agent implements AutoCloseable {
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();
     grpcExecutor.shutdown();
-    scheduler.shutdownNow();
+    // Let queued clean-up (e.g. a handler's slow close handed to the scheduler) finish.
+    scheduler.shutdown();
+    try {
+      if (!scheduler.awaitTermination(5, TimeUnit.SECONDS)) {
+        scheduler.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      scheduler.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
     try {
       group.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {

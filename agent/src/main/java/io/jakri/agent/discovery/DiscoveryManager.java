@@ -121,8 +121,8 @@ public final class DiscoveryManager implements AutoCloseable {
       loop.submit(
               () -> {
                 for (Run run : runs.values()) {
-                  run.stopDiscovery();
                   run.cancelTimers();
+                  run.stopDiscoveryAndWait();
                 }
                 runs.clear();
               })

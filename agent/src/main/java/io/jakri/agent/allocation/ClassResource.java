@@ -145,8 +145,9 @@ final class ClassResource implements ResourceBackend {
     // Env: devices ordered by slot id, each with its Instance's merged properties.
     List<Map<String, String>> devices = new ArrayList<>();
     List<String> orderedSlots = new ArrayList<>(sorted);
-    orderedSlots.sort(Instance.SLOT_ORDER.thenComparing(java.util.Comparator.naturalOrder()));
-    orderedSlots.sort(java.util.Comparator.comparing(ClassResource::instanceOf));
+    orderedSlots.sort(
+        java.util.Comparator.comparing(ClassResource::instanceOf)
+            .thenComparingInt(Instance::slotIndex));
     Map<String, String> env = new LinkedHashMap<>();
     ContainerAllocateResponse.Builder response = ContainerAllocateResponse.newBuilder();
     Set<String> mounted = new java.util.HashSet<>();

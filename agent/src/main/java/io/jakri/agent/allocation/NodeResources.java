@@ -2,7 +2,6 @@ package io.jakri.agent.allocation;
 
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
-import io.jakri.agent.deviceplugin.ResourceBackend;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
@@ -10,7 +9,6 @@ import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.SlotUsage;
 import io.jakri.agent.instance.StoreException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -222,15 +220,5 @@ public final class NodeResources implements InstanceStore.Listener {
       rotated.add(sorted.get((i + shift) % sorted.size()));
     }
     return rotated;
-  }
-
-  /** Lets tests and the demo see which backends exist. */
-  Set<String> classes() {
-    return new HashSet<>(classMembers.keySet());
-  }
-
-  /** A backend type check used by tests. */
-  static boolean isClassBackend(ResourceBackend backend) {
-    return backend instanceof ClassResource;
   }
 }

@@ -21,7 +21,6 @@ import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -501,18 +500,5 @@ public final class DevicePluginManager implements AutoCloseable {
         retry = null;
       }
     }
-  }
-
-  /** For diagnostics: resources and their endpoints. */
-  public List<String> describe() {
-    List<String> lines = new ArrayList<>();
-    entries.forEach(
-        (name, e) ->
-            lines.add(
-                name
-                    + " -> "
-                    + (e.server == null ? "(not serving)" : e.server.endpoint())
-                    + (e.registeredGeneration == generation ? " registered" : " unregistered")));
-    return lines;
   }
 }

@@ -13,7 +13,6 @@ import io.jakri.kubelet.v1beta1.AllocateResponse;
 import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
 import io.jakri.kubelet.v1beta1.ContainerPreferredAllocationRequest;
 import io.jakri.kubelet.v1beta1.ContainerPreferredAllocationResponse;
-import io.jakri.kubelet.v1beta1.Device;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
 import io.jakri.kubelet.v1beta1.DevicePluginOptions;
 import io.jakri.kubelet.v1beta1.Empty;
@@ -129,10 +128,6 @@ final class ResourceServer {
     }
   }
 
-  int streamCount() {
-    return streams.size();
-  }
-
   private ListAndWatchResponse snapshot() {
     return ListAndWatchResponse.newBuilder().addAllDevices(backend.devices()).build();
   }
@@ -223,10 +218,5 @@ final class ResourceServer {
       out.onNext(PreStartContainerResponse.getDefaultInstance());
       out.onCompleted();
     }
-  }
-
-  /** The current snapshot, for tests and the demo. */
-  List<Device> currentDevices() {
-    return backend.devices();
   }
 }

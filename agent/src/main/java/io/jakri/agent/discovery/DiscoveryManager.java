@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,11 +106,6 @@ public final class DiscoveryManager implements AutoCloseable {
   /** The status of every known Configuration. */
   public Map<String, ConfigurationStatus> statuses() {
     return Map.copyOf(statuses);
-  }
-
-  /** Waits until every task queued so far has run (tests, orderly shutdown). */
-  public void flush() throws Exception {
-    loop.submit(() -> {}).get(30, TimeUnit.SECONDS);
   }
 
   @Override
@@ -547,10 +541,5 @@ public final class DiscoveryManager implements AutoCloseable {
       t.setDaemon(true);
       return t;
     };
-  }
-
-  /** Names of Configurations this manager runs now (tests). */
-  Set<String> running() {
-    return new HashSet<>(runs.keySet());
   }
 }

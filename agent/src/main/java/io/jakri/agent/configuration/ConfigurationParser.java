@@ -11,9 +11,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.DumperOptions;
-import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.YAMLException;
 
 /**
@@ -283,13 +281,7 @@ public final class ConfigurationParser {
   }
 
   private static Yaml yaml() {
-    LoaderOptions options = new LoaderOptions();
-    options.setMaxAliasesForCollections(10);
-    options.setAllowRecursiveKeys(false);
-    options.setNestingDepthLimit(40);
-    options.setCodePointLimit(SafeYaml.MAX_CODE_POINTS * 16);
-    options.setAllowDuplicateKeys(false);
-    return new Yaml(new SafeConstructor(options));
+    return SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, 40);
   }
 
   private static String firstLine(String message) {

@@ -433,42 +433,32 @@ public final class DiscoveryManager implements AutoCloseable {
       this.spec = spec;
     }
 
-    void stopDiscovery() {
+    /** Stops reporting at once and closes the discovery on a handler thread. */
+    Optional<Future<?>> stopDiscovery() {
       runId++; // late snapshots of the old run are ignored
       handler = null;
-      if (discovery != null) {
-        Discovery d = discovery;
-        discovery = null;
-        handlerCalls.execute(
-            () -> {
-              try {
-                d.close();
-              } catch (RuntimeException | LinkageError e) {
-                LOG.warn("configuration {}: handler close failed: {}", spec.name(), e.toString());
-              }
-            });
+      Discovery d = discovery;
+      discovery = null;
+      if (d == null) {
+        return Optional.empty();
       }
+      return Optional.of(
+          handlerCalls.submit(
+              () -> {
+                try {
+                  d.close();
+                } catch (RuntimeException | LinkageError e) {
+                  LOG.warn("configuration {}: handler close failed: {}", spec.name(), e.toString());
+                }
+              }));
     }
 
     /** Closes the discovery and waits (bounded) so its plugin can be unloaded afterwards. */
     void stopDiscoveryAndWait() {
-      runId++;
-      Discovery d = discovery;
-      discovery = null;
-      handler = null;
-      if (d != null) {
-        Future<?> closing =
-            handlerCalls.submit(
-                () -> {
-                  try {
-                    d.close();
-                  } catch (RuntimeException | LinkageError e) {
-                    LOG.warn(
-                        "configuration {}: handler close failed: {}", spec.name(), e.toString());
-                  }
-                });
+      Optional<Future<?>> closing = stopDiscovery();
+      if (closing.isPresent()) {
         try {
-          closing.get(5, TimeUnit.SECONDS);
+          closing.get().get(5, TimeUnit.SECONDS);
         } catch (Exception e) {
           LOG.warn("configuration {}: handler close did not finish: {}", spec.name(), e.toString());
         }
@@ -507,10 +497,7 @@ public final class DiscoveryManager implements AutoCloseable {
       if (closed || devices == null) {
         return;
       }
-      List<DiscoveredDevice> copy = new ArrayList<>(devices.size());
-      for (DiscoveredDevice d : devices) {
-        copy.add(d);
-      }
+      List<DiscoveredDevice> copy = new ArrayList<>(devices);
       // Coalesce: only the newest snapshot waiting to be processed matters.
       if (run.pending.getAndSet(new Pending(runId, copy)) == null) {
         loop.execute(() -> onSnapshot(run));

@@ -41,14 +41,7 @@ public final class InMemoryInstanceStore implements InstanceStore {
 
   @Override
   public synchronized Instance update(Instance instance) throws StoreException {
-    Instance current = instances.get(instance.name());
-    if (current == null) {
-      throw new StoreException.NotFound("instance " + instance.name() + " not found");
-    }
-    if (current.version() != instance.version()) {
-      throw new StoreException.Conflict(
-          "instance " + instance.name() + " changed (version " + current.version() + ")");
-    }
+    requireSameVersion(instance);
     Instance stored = instance.withVersion(nextVersion++);
     instances.put(stored.name(), stored);
     listeners.forEach(l -> l.changed(stored));
@@ -57,15 +50,21 @@ public final class InMemoryInstanceStore implements InstanceStore {
 
   @Override
   public synchronized void delete(Instance instance) throws StoreException {
+    requireSameVersion(instance);
+    instances.remove(instance.name());
+    listeners.forEach(l -> l.deleted(instance.name()));
+  }
+
+  /** NotFound when the Instance is gone, Conflict when its stored version differs. */
+  private void requireSameVersion(Instance instance) throws StoreException {
     Instance current = instances.get(instance.name());
     if (current == null) {
       throw new StoreException.NotFound("instance " + instance.name() + " not found");
     }
     if (current.version() != instance.version()) {
-      throw new StoreException.Conflict("instance " + instance.name() + " changed");
+      throw new StoreException.Conflict(
+          "instance " + instance.name() + " changed (version " + current.version() + ")");
     }
-    instances.remove(instance.name());
-    listeners.forEach(l -> l.deleted(instance.name()));
   }
 
   @Override

@@ -55,11 +55,20 @@ public final class SafeYaml {
   }
 
   private static Yaml yaml() {
+    return parser(MAX_CODE_POINTS, 20);
+  }
+
+  /**
+   * A new parser with this class's limits (safe constructor, no global tags, at most 10 aliases, no
+   * recursive or duplicate keys) but its own size and nesting bounds, for callers that read larger
+   * documents such as multi-document Configuration files.
+   */
+  public static Yaml parser(int maxCodePoints, int maxNestingDepth) {
     LoaderOptions options = new LoaderOptions();
     options.setMaxAliasesForCollections(10);
     options.setAllowRecursiveKeys(false);
-    options.setNestingDepthLimit(20);
-    options.setCodePointLimit(MAX_CODE_POINTS);
+    options.setNestingDepthLimit(maxNestingDepth);
+    options.setCodePointLimit(maxCodePoints);
     options.setAllowDuplicateKeys(false);
     return new Yaml(new SafeConstructor(options));
   }

@@ -1,0 +1,76 @@
+package io.jakri.crd;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.crd.generator.annotation.PrinterColumn;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.kubernetes.api.model.ServiceSpec;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** The spec of a {@link Configuration}. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class ConfigurationSpec {
+
+  @Required private DiscoveryHandlerInfo discoveryHandler;
+
+  @Min(1)
+  @PrinterColumn(name = "Capacity")
+  private Integer capacity = 1;
+
+  private BrokerSpec brokerSpec;
+
+  private ServiceSpec instanceServiceSpec;
+
+  private ServiceSpec configurationServiceSpec;
+
+  private Map<String, String> brokerProperties = new LinkedHashMap<>();
+
+  public DiscoveryHandlerInfo getDiscoveryHandler() {
+    return discoveryHandler;
+  }
+
+  public void setDiscoveryHandler(DiscoveryHandlerInfo discoveryHandler) {
+    this.discoveryHandler = discoveryHandler;
+  }
+
+  public Integer getCapacity() {
+    return capacity;
+  }
+
+  public void setCapacity(Integer capacity) {
+    this.capacity = capacity;
+  }
+
+  public BrokerSpec getBrokerSpec() {
+    return brokerSpec;
+  }
+
+  public void setBrokerSpec(BrokerSpec brokerSpec) {
+    this.brokerSpec = brokerSpec;
+  }
+
+  public ServiceSpec getInstanceServiceSpec() {
+    return instanceServiceSpec;
+  }
+
+  public void setInstanceServiceSpec(ServiceSpec instanceServiceSpec) {
+    this.instanceServiceSpec = instanceServiceSpec;
+  }
+
+  public ServiceSpec getConfigurationServiceSpec() {
+    return configurationServiceSpec;
+  }
+
+  public void setConfigurationServiceSpec(ServiceSpec configurationServiceSpec) {
+    this.configurationServiceSpec = configurationServiceSpec;
+  }
+
+  public Map<String, String> getBrokerProperties() {
+    return brokerProperties;
+  }
+
+  public void setBrokerProperties(Map<String, String> brokerProperties) {
+    this.brokerProperties = brokerProperties;
+  }
+}

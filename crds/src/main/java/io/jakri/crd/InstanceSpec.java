@@ -1,0 +1,95 @@
+package io.jakri.crd;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.crd.generator.annotation.PrinterColumn;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Required;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The spec of an {@link Instance}.
+ *
+ * <p>{@code deviceUsage} maps each slot id {@code <instance>-<n>} to {@code ""} (free), {@code
+ * "<node>"} or {@code "C:<vdev>:<node>"}.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class InstanceSpec {
+
+  @Required
+  @PrinterColumn(name = "Config", priority = 0)
+  private String configurationName;
+
+  private String cdiName;
+
+  @Min(1)
+  private Integer capacity = 1;
+
+  private Map<String, String> brokerProperties = new LinkedHashMap<>();
+
+  @PrinterColumn(name = "Shared")
+  private Boolean shared = false;
+
+  @PrinterColumn(name = "Nodes")
+  private List<String> nodes = new ArrayList<>();
+
+  private Map<String, String> deviceUsage = new LinkedHashMap<>();
+
+  public String getConfigurationName() {
+    return configurationName;
+  }
+
+  public void setConfigurationName(String configurationName) {
+    this.configurationName = configurationName;
+  }
+
+  public String getCdiName() {
+    return cdiName;
+  }
+
+  public void setCdiName(String cdiName) {
+    this.cdiName = cdiName;
+  }
+
+  public Integer getCapacity() {
+    return capacity;
+  }
+
+  public void setCapacity(Integer capacity) {
+    this.capacity = capacity;
+  }
+
+  public Map<String, String> getBrokerProperties() {
+    return brokerProperties;
+  }
+
+  public void setBrokerProperties(Map<String, String> brokerProperties) {
+    this.brokerProperties = brokerProperties;
+  }
+
+  public Boolean getShared() {
+    return shared;
+  }
+
+  public void setShared(Boolean shared) {
+    this.shared = shared;
+  }
+
+  public List<String> getNodes() {
+    return nodes;
+  }
+
+  public void setNodes(List<String> nodes) {
+    this.nodes = nodes;
+  }
+
+  public Map<String, String> getDeviceUsage() {
+    return deviceUsage;
+  }
+
+  public void setDeviceUsage(Map<String, String> deviceUsage) {
+    this.deviceUsage = deviceUsage;
+  }
+}

@@ -1,6 +1,7 @@
 package io.jakri.crd;
 
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Categories;
@@ -23,6 +24,22 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Singular("configuration")
 @ShortNames("akric")
 @Categories("all")
+@ValidationRule(
+    value = "self.metadata.name.size() <= " + Configuration.MAX_NAME_LENGTH,
+    message =
+        "a Configuration name is at most 56 characters, so that akri.sh/<name>-<6 hex digits>"
+            + " stays a valid extended-resource name")
+// The API server already checks that a name is a DNS-1123 subdomain (lowercase alphanumerics,
+// '-' and '.', alphanumeric at both ends); without '.' that is a DNS-1123 label. contains() is
+// used rather than matches(): CEL's cost estimate treats metadata.name as unbounded, and a regex
+// over an unbounded string can exceed the CRD's validation cost budget.
+@ValidationRule(
+    value = "!self.metadata.name.contains('.')",
+    message = "a Configuration name must be a DNS-1123 label: no '.'")
+@AdditionalPrinterColumn(
+    name = "Capacity",
+    jsonPath = ".spec.capacity",
+    type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",
@@ -31,6 +48,12 @@ public class Configuration extends CustomResource<ConfigurationSpec, Configurati
     implements Namespaced {
 
   private static final long serialVersionUID = 1L;
+
+  /**
+   * Longest Configuration name: Instance names are {@code <configuration>-<6 hex digits>} and must
+   * fit the 63 characters of an extended-resource name part, so 63 - 7.
+   */
+  public static final int MAX_NAME_LENGTH = 56;
 
   /** The API group of both resources. */
   public static final String GROUP = "akri.sh";

@@ -1,7 +1,8 @@
 package io.jakri.crd;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.fabric8.crd.generator.annotation.PrinterColumn;
+import io.fabric8.crd.generator.annotation.SchemaFrom;
+import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.kubernetes.api.model.ServiceSpec;
@@ -15,13 +16,15 @@ public class ConfigurationSpec {
   @Required private DiscoveryHandlerInfo discoveryHandler;
 
   @Min(1)
-  @PrinterColumn(name = "Capacity")
+  @Default("1")
   private Integer capacity = 1;
 
   private BrokerSpec brokerSpec;
 
+  @SchemaFrom(type = OpaqueObjectSchema.class)
   private ServiceSpec instanceServiceSpec;
 
+  @SchemaFrom(type = OpaqueObjectSchema.class)
   private ServiceSpec configurationServiceSpec;
 
   private Map<String, String> brokerProperties = new LinkedHashMap<>();

@@ -1,9 +1,9 @@
 package io.jakri.crd;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.fabric8.crd.generator.annotation.PrinterColumn;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +19,7 @@ import java.util.Map;
 public class InstanceSpec {
 
   @Required
-  @PrinterColumn(name = "Config", priority = 0)
+  @Size(min = 1, max = Configuration.MAX_NAME_LENGTH)
   private String configurationName;
 
   private String cdiName;
@@ -29,13 +29,11 @@ public class InstanceSpec {
 
   private Map<String, String> brokerProperties = new LinkedHashMap<>();
 
-  @PrinterColumn(name = "Shared")
   private Boolean shared = false;
 
-  @PrinterColumn(name = "Nodes")
-  private List<String> nodes = new ArrayList<>();
+  private List<@Size(min = 1, max = 253) String> nodes = new ArrayList<>();
 
-  private Map<String, String> deviceUsage = new LinkedHashMap<>();
+  private Map<String, @Size(max = 512) String> deviceUsage = new LinkedHashMap<>();
 
   public String getConfigurationName() {
     return configurationName;

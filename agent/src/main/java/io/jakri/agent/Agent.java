@@ -1,8 +1,14 @@
 package io.jakri.agent;
 
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.cluster.ApiCalls;
+import io.jakri.agent.cluster.ConfigurationStatusPublisher;
+import io.jakri.agent.cluster.ConfigurationWatcher;
+import io.jakri.agent.cluster.KubernetesInstanceStore;
 import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
@@ -52,14 +58,26 @@ public final class Agent implements AutoCloseable {
   private final NodeResources resources;
   private final PluginHandlerRegistry handlers;
   private final DiscoveryManager discovery;
-  private final ConfigurationFiles configurationFiles;
+  private final Optional<ConfigurationFiles> configurationFiles;
+  private final Optional<Cluster> cluster;
 
-  private Agent(AgentOptions options, PluginHandlerRegistry handlers) {
+  /** The parts only cluster mode has. */
+  private record Cluster(
+      KubernetesClient client,
+      KubernetesInstanceStore store,
+      ConfigurationWatcher watcher,
+      ConfigurationStatusPublisher status,
+      ApiCalls calls) {}
+
+  private Agent(
+      AgentOptions options, PluginHandlerRegistry handlers, Optional<KubernetesClient> client) {
     this.options = options;
     this.group = new EpollEventLoopGroup(2, threads("jakri-netty"));
     this.grpcExecutor = Executors.newFixedThreadPool(8, threads("jakri-grpc"));
     ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(2, threads("jakri-timer"));
     timers.setRemoveOnCancelPolicy(true);
+    // On shutdown, drop timers still in the future (grace periods, sweeps) but run what is due.
+    timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     this.scheduler = timers;
     this.emulator =
         options.emulateKubelet()
@@ -72,7 +90,19 @@ public final class Agent implements AutoCloseable {
     this.plugins =
         new DevicePluginManager(
             options.devicePluginDir(), group, grpcExecutor, scheduler, Clock.systemUTC());
-    this.store = new InMemoryInstanceStore();
+    ApiCalls calls = new ApiCalls();
+    ConfigurationWatcher watcher =
+        client
+            .map(
+                c ->
+                    new ConfigurationWatcher(
+                        c, options.namespace(), scheduler, this::configurationsChanged))
+            .orElse(null);
+    KubernetesInstanceStore clusterStore =
+        client
+            .map(c -> new KubernetesInstanceStore(c, options.namespace(), watcher::ownerOf, calls))
+            .orElse(null);
+    this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     this.resources = new NodeResources(options.nodeName(), updates, plugins);
     store.addListener(resources);
@@ -86,22 +116,92 @@ public final class Agent implements AutoCloseable {
             resources,
             scheduler,
             options.offlineGrace());
-    this.configurationFiles =
-        new ConfigurationFiles(
-            options
-                .config()
-                .orElseThrow(() -> new IllegalArgumentException("--config is required")),
-            scheduler,
-            discovery::apply);
+    if (client.isEmpty()) {
+      this.configurationFiles =
+          Optional.of(
+              new ConfigurationFiles(
+                  options
+                      .config()
+                      .orElseThrow(() -> new IllegalArgumentException("--config is required")),
+                  scheduler,
+                  discovery::apply));
+      this.cluster = Optional.empty();
+    } else {
+      this.configurationFiles = Optional.empty();
+      ConfigurationStatusPublisher status =
+          new ConfigurationStatusPublisher(
+              client.get(),
+              options.namespace(),
+              options.nodeName(),
+              watcher,
+              discovery::statuses,
+              store,
+              (configuration, reason, message) ->
+                  LOG.warn("configuration {}: {}: {}", configuration.name(), reason, message),
+              scheduler,
+              Clock.systemUTC(),
+              calls);
+      this.cluster = Optional.of(new Cluster(client.get(), clusterStore, watcher, status, calls));
+      discovery.addStatusListener(status::changed);
+      store.addListener(new Repair(options.nodeName()));
+    }
   }
 
-  /** Builds and starts an agent in standalone mode. */
-  public static Agent start(AgentOptions options) throws IOException {
-    if (!options.standalone()) {
-      throw new IllegalArgumentException("only standalone mode is available in this build");
+  /**
+   * Keeps this node's Instances true to what it discovers when someone else changes them: an
+   * Instance deleted, or this node removed from it, while the device is still here is written
+   * again.
+   */
+  private final class Repair implements InstanceStore.Listener {
+    private final String node;
+
+    Repair(String node) {
+      this.node = node;
     }
+
+    @Override
+    public void changed(io.jakri.agent.instance.Instance instance) {
+      cluster.ifPresent(c -> c.status().changed());
+      if (!instance.nodes().contains(node)
+          && resources.local(instance.name()).filter(d -> d.online()).isPresent()) {
+        discovery.republish(instance.name());
+      }
+    }
+
+    @Override
+    public void deleted(String name) {
+      cluster.ifPresent(c -> c.status().changed());
+      if (resources.local(name).filter(d -> d.online()).isPresent()) {
+        discovery.republish(name);
+      }
+    }
+  }
+
+  private void configurationsChanged(
+      java.util.List<io.jakri.agent.configuration.ConfigurationSpec> specs) {
+    discovery.apply(specs);
+    cluster.ifPresent(c -> c.status().changed());
+  }
+
+  /**
+   * Builds and starts an agent: standalone when {@code options.standalone()}, else in cluster mode
+   * with a client from the environment (in-cluster service account, else kubeconfig).
+   */
+  public static Agent start(AgentOptions options) throws IOException {
+    if (options.standalone()) {
+      return start(options, Optional.empty());
+    }
+    return start(options, Optional.of(new KubernetesClientBuilder().build()));
+  }
+
+  /**
+   * Builds and starts an agent; cluster mode when {@code client} is present (the agent then closes
+   * the client when it stops).
+   */
+  public static Agent start(AgentOptions options, Optional<KubernetesClient> client)
+      throws IOException {
     PluginHandlerRegistry handlers = new PluginHandlerRegistry(options.pluginsDir(), VERSION);
-    Agent agent = new Agent(options, handlers);
+    Agent agent = new Agent(options, handlers, client);
     try {
       agent.startParts();
     } catch (IOException | RuntimeException e) {
@@ -113,9 +213,10 @@ public final class Agent implements AutoCloseable {
 
   private void startParts() throws IOException {
     LOG.info(
-        "jakri agent {} starting on node {} (standalone, device plugins in {}, plugins from {})",
+        "jakri agent {} starting on node {} ({}, device plugins in {}, plugins from {})",
         VERSION,
         options.nodeName(),
+        cluster.isPresent() ? "cluster mode, namespace " + options.namespace() : "standalone",
         options.devicePluginDir(),
         options.pluginsDir());
     if (emulator.isPresent()) {
@@ -125,7 +226,48 @@ public final class Agent implements AutoCloseable {
     plugins.start();
     handlers.loadAll();
     handlers.watch(scheduler);
-    configurationFiles.start();
+    if (configurationFiles.isPresent()) {
+      configurationFiles.get().start();
+    }
+    if (cluster.isPresent()) {
+      cluster.get().store().start();
+      cluster.get().watcher().start();
+      scheduleLeftoverSweep(options.offlineGrace());
+    }
+  }
+
+  /**
+   * After a restart, Instances may still list this node for devices it no longer sees (or of
+   * Configurations deleted meanwhile). Once the Instances are listed and discovery had the offline
+   * grace to find its devices again, this node leaves every Instance nobody here reports.
+   */
+  private void scheduleLeftoverSweep(Duration after) {
+    scheduler.schedule(
+        () -> {
+          Cluster c = cluster.orElseThrow();
+          if (!c.store().synced() || !c.watcher().synced()) {
+            scheduleLeftoverSweep(Duration.ofSeconds(5));
+            return;
+          }
+          java.util.List<String> mine =
+              c.store().list().stream()
+                  .filter(i -> i.nodes().contains(options.nodeName()))
+                  .map(io.jakri.agent.instance.Instance::name)
+                  .toList();
+          discovery.releaseUnknown(mine);
+        },
+        after.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** Counts of API requests made so far (cluster mode). */
+  public Optional<ApiCalls> apiCalls() {
+    return cluster.map(Cluster::calls);
+  }
+
+  /** Whether the Instance and Configuration watches have listed once (cluster mode). */
+  public boolean clusterSynced() {
+    return cluster.map(c -> c.store().synced() && c.watcher().synced()).orElse(true);
   }
 
   public Optional<KubeletEmulator> emulator() {
@@ -163,11 +305,21 @@ public final class Agent implements AutoCloseable {
    */
   @Override
   public void close() {
-    configurationFiles.close();
+    configurationFiles.ifPresent(ConfigurationFiles::close);
+    cluster.ifPresent(
+        c -> {
+          c.watcher().close();
+          c.status().close();
+        });
     discovery.close();
     plugins.close();
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();
+    cluster.ifPresent(
+        c -> {
+          c.store().close();
+          c.client().close();
+        });
     grpcExecutor.shutdown();
     // Let queued clean-up (e.g. a handler's slow close handed to the scheduler) finish.
     scheduler.shutdown();

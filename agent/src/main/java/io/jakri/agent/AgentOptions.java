@@ -8,6 +8,9 @@ import java.util.Optional;
  * Everything the agent is configured with (from flags or env vars).
  *
  * @param config standalone mode's Configuration file or directory (empty in cluster mode)
+ * @param namespace cluster mode: the namespace whose Configurations and Instances the agent uses
+ * @param tidyNode cluster mode: remove {@code akri.sh/...} keys this agent no longer serves from
+ *     its Node's capacity and allocatable
  */
 public record AgentOptions(
     String nodeName,
@@ -17,4 +20,48 @@ public record AgentOptions(
     Path devicePluginDir,
     Path podResourcesSocket,
     Path pluginsDir,
-    Duration offlineGrace) {}
+    Duration offlineGrace,
+    String namespace,
+    boolean tidyNode) {
+
+  /** Default namespace of cluster mode. */
+  public static final String DEFAULT_NAMESPACE = "default";
+
+  /** Options with the cluster-mode settings at their defaults. */
+  public AgentOptions(
+      String nodeName,
+      boolean standalone,
+      Optional<Path> config,
+      boolean emulateKubelet,
+      Path devicePluginDir,
+      Path podResourcesSocket,
+      Path pluginsDir,
+      Duration offlineGrace) {
+    this(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        DEFAULT_NAMESPACE,
+        true);
+  }
+
+  /** A copy for cluster mode in {@code newNamespace}. */
+  public AgentOptions inCluster(String newNamespace, boolean newTidyNode) {
+    return new AgentOptions(
+        nodeName,
+        false,
+        Optional.empty(),
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        newNamespace,
+        newTidyNode);
+  }
+}

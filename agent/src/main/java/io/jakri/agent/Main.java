@@ -55,13 +55,32 @@ public final class Main implements Callable<Integer> {
     System.exit(code);
   }
 
+  @Option(
+      names = "--namespace",
+      description =
+          "Cluster mode: namespace of the Configurations and Instances (env JAKRI_NAMESPACE;"
+              + " default ${DEFAULT-VALUE}).")
+  String namespace = AgentOptions.DEFAULT_NAMESPACE;
+
+  @Option(
+      names = "--tidy-node",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "Cluster mode: remove akri.sh/... keys this agent no longer serves from its Node's"
+              + " capacity and allocatable (default true; --no-tidy-node turns it off).")
+  boolean tidyNode = true;
+
   @Override
   public Integer call() throws Exception {
     if (!standalone) {
-      System.err.println(
-          "jakri-agent: cluster mode (Configurations from the API server) is not part of this"
-              + " build yet; run with --standalone --config FILE|DIR");
-      return 2;
+      if (config != null) {
+        System.err.println("jakri-agent: --config needs --standalone");
+        return 2;
+      }
+      return runUntilSignal(
+          common.options(false, Optional.empty(), emulateKubelet).inCluster(namespace, tidyNode));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");

@@ -77,6 +77,21 @@ public final class ConfigurationParser {
     return new Result(configurations, errors, warnings);
   }
 
+  /**
+   * Checks one already-parsed document (e.g. a custom resource converted to maps and lists) with
+   * the same rules as {@link #parse}.
+   */
+  public Result check(String source, Object document) {
+    List<String> errors = new ArrayList<>();
+    List<String> warnings = new ArrayList<>();
+    try {
+      return new Result(List.of(configuration(source, document, warnings)), errors, warnings);
+    } catch (Invalid e) {
+      errors.add(source + ": " + e.getMessage());
+      return new Result(List.of(), errors, warnings);
+    }
+  }
+
   private ConfigurationSpec configuration(String where, Object doc, List<String> warnings)
       throws Invalid {
     Map<String, Object> root = map(doc, "document");

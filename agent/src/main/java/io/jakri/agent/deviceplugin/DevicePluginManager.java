@@ -86,6 +86,9 @@ public final class DevicePluginManager implements AutoCloseable {
     default void registrationFailed(String resource, String reason) {}
 
     default void kubeletRestarted(long generation) {}
+
+    /** The resource was retired for good (no longer served); called on the control thread. */
+    default void retired(String resource) {}
   }
 
   public DevicePluginManager(
@@ -148,6 +151,9 @@ public final class DevicePluginManager implements AutoCloseable {
               entry.server.stop();
             }
             LOG.info("resource {}: retired", resource);
+            for (Listener l : listeners) {
+              l.retired(resource);
+            }
           }
         });
   }

@@ -64,6 +64,7 @@ public final class DiscoveryManager implements AutoCloseable {
   private final Map<String, Run> runs = new HashMap<>();
   private final Map<String, ConfigurationStatus> statuses =
       new java.util.concurrent.ConcurrentHashMap<>();
+  private final List<Runnable> statusListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile boolean closed;
 
   /** What is happening with one Configuration, for status reporting. */
@@ -99,6 +100,9 @@ public final class DiscoveryManager implements AutoCloseable {
 
   /** Makes the running discoveries match {@code desired} (by name). Returns at once. */
   public void apply(Collection<ConfigurationSpec> desired) {
+    if (closed) {
+      return;
+    }
     List<ConfigurationSpec> copy = List.copyOf(desired);
     loop.execute(() -> reconcile(copy));
   }
@@ -106,6 +110,54 @@ public final class DiscoveryManager implements AutoCloseable {
   /** The status of every known Configuration. */
   public Map<String, ConfigurationStatus> statuses() {
     return Map.copyOf(statuses);
+  }
+
+  /** Registers {@code listener}, run (on the discovery thread) after any status changed. */
+  public void addStatusListener(Runnable listener) {
+    statusListeners.add(listener);
+  }
+
+  /**
+   * Writes a locally seen device's Instance again (e.g. after someone deleted the Instance or
+   * removed this node from it while the device is still here). No-op unless the device is online on
+   * this node. Returns at once.
+   */
+  public void republish(String instanceName) {
+    loop.execute(
+        () -> {
+          for (Run run : runs.values()) {
+            LocalDevice device = run.devices.get(instanceName);
+            if (device != null && device.online()) {
+              LOG.info(
+                  "instance {}: changed elsewhere while its device is here; restoring",
+                  instanceName);
+              publishDevice(run, device);
+            }
+          }
+        });
+  }
+
+  /**
+   * Removes this node from each named Instance that no running discovery reports (left over from
+   * before a restart, or of a Configuration deleted meanwhile). Returns at once.
+   */
+  public void releaseUnknown(Collection<String> instanceNames) {
+    List<String> names = List.copyOf(instanceNames);
+    loop.execute(
+        () -> {
+          for (String name : names) {
+            boolean known = runs.values().stream().anyMatch(r -> r.devices.containsKey(name));
+            if (!known) {
+              LOG.info(
+                  "instance {}: not discovered on node {} since start; leaving it", name, node);
+              try {
+                lifecycle.gone(name);
+              } catch (StoreException e) {
+                LOG.error("instance {}: cannot remove this node from it: {}", name, e.getMessage());
+              }
+            }
+          }
+        });
   }
 
   @Override
@@ -144,6 +196,7 @@ public final class DiscoveryManager implements AutoCloseable {
           removeDevice(run, instance);
         }
         statuses.remove(name);
+        notifyStatus();
         LOG.info("configuration {}: removed; discovery stopped", name);
       }
     }
@@ -299,7 +352,20 @@ public final class DiscoveryManager implements AutoCloseable {
       }
     }
     run.state = state;
-    statuses.put(run.spec.name(), new ConfigurationStatus(state, message, run.devices.size()));
+    ConfigurationStatus next = new ConfigurationStatus(state, message, run.devices.size());
+    if (!next.equals(statuses.put(run.spec.name(), next))) {
+      notifyStatus();
+    }
+  }
+
+  private void notifyStatus() {
+    for (Runnable l : statusListeners) {
+      try {
+        l.run();
+      } catch (RuntimeException e) {
+        LOG.warn("status listener failed: {}", e.toString());
+      }
+    }
   }
 
   private void onSnapshot(Run run) {

@@ -1,0 +1,311 @@
+package io.jakri.agent.cluster;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.instance.Instance;
+import io.jakri.agent.instance.InstanceStore;
+import io.jakri.agent.instance.StoreException;
+import io.jakri.crd.Configuration;
+import java.time.Clock;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes each Configuration's {@code status}: this node's own entry under {@code status.nodes}
+ * (state, message, devices), conditions aggregated over all nodes' entries ({@code Discovering},
+ * {@code Invalid}, {@code HandlerMissing}, {@code Failed}) and the number of Instances.
+ *
+ * <p>Agents never overwrite each other's node entries (a JSON merge patch touches only this node's
+ * key); the aggregated conditions are a pure function of all entries, with node names sorted and
+ * transition times kept while a condition's status holds, so agents that see the same entries write
+ * the same conditions and converge instead of fighting. Writes happen only when something differs
+ * from the last seen object. Failures are logged and retried on the next change or after a backoff.
+ * Also reports each new problem of this node through {@link Warnings}. Thread-safe; work is
+ * coalesced onto the scheduler.
+ */
+public final class ConfigurationStatusPublisher implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ConfigurationStatusPublisher.class);
+
+  /** Condition types, in the order written. */
+  public static final List<String> CONDITIONS =
+      List.of("Discovering", "Invalid", "HandlerMissing", "Failed");
+
+  /** Receives this node's problems with a Configuration (for Kubernetes Events). */
+  @FunctionalInterface
+  public interface Warnings {
+    void warn(ConfigurationWatcher.Known configuration, String reason, String message);
+  }
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final String node;
+  private final ConfigurationWatcher watcher;
+  private final Supplier<Map<String, DiscoveryManager.ConfigurationStatus>> discovery;
+  private final InstanceStore instances;
+  private final Warnings warnings;
+  private final ScheduledExecutorService scheduler;
+  private final Clock clock;
+  private final ApiCalls calls;
+  private final AtomicBoolean pending = new AtomicBoolean();
+  private final Map<String, String> reported = new HashMap<>();
+  private volatile boolean closed;
+
+  public ConfigurationStatusPublisher(
+      KubernetesClient client,
+      String namespace,
+      String node,
+      ConfigurationWatcher watcher,
+      Supplier<Map<String, DiscoveryManager.ConfigurationStatus>> discovery,
+      InstanceStore instances,
+      Warnings warnings,
+      ScheduledExecutorService scheduler,
+      Clock clock,
+      ApiCalls calls) {
+    this.client = client;
+    this.namespace = namespace;
+    this.node = node;
+    this.watcher = watcher;
+    this.discovery = discovery;
+    this.instances = instances;
+    this.warnings = warnings;
+    this.scheduler = scheduler;
+    this.clock = clock;
+    this.calls = calls;
+  }
+
+  /** Asks for a publish pass soon; cheap, callable from any thread. */
+  public void changed() {
+    if (!closed && pending.compareAndSet(false, true)) {
+      scheduler.schedule(this::publish, 50, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+  }
+
+  /** This node's entry for one Configuration; empty while discovery has nothing to say yet. */
+  record NodeEntry(String state, String message, int devices) {}
+
+  private synchronized void publish() {
+    pending.set(false);
+    if (closed) {
+      return;
+    }
+    Map<String, DiscoveryManager.ConfigurationStatus> statuses = discovery.get();
+    Map<String, Integer> counts = new HashMap<>();
+    try {
+      for (Instance i : instances.list()) {
+        counts.merge(i.configurationName(), 1, Integer::sum);
+      }
+    } catch (StoreException e) {
+      LOG.debug("instance count unavailable: {}", e.getMessage());
+    }
+    boolean failed = false;
+    for (ConfigurationWatcher.Known k : watcher.known().values()) {
+      Optional<NodeEntry> own = ownEntry(k, statuses.get(k.name()));
+      if (own.isEmpty()) {
+        continue;
+      }
+      report(k, own.get());
+      try {
+        publishOne(k, own.get(), counts.getOrDefault(k.name(), 0));
+      } catch (KubernetesClientException e) {
+        failed = true;
+        LOG.warn(
+            "configuration {}/{}: cannot write status: {}",
+            namespace,
+            k.name(),
+            KubernetesInstanceStore.describe(e));
+      }
+    }
+    reported.keySet().retainAll(watcher.known().keySet());
+    if (failed && !closed) {
+      scheduler.schedule(this::changed, 2, TimeUnit.SECONDS);
+    }
+  }
+
+  private Optional<NodeEntry> ownEntry(
+      ConfigurationWatcher.Known k, DiscoveryManager.ConfigurationStatus status) {
+    if (!k.problems().isEmpty()) {
+      return Optional.of(new NodeEntry("Invalid", String.join("; ", k.problems()), 0));
+    }
+    if (status == null) {
+      return Optional.empty();
+    }
+    String state =
+        switch (status.state()) {
+          case DISCOVERING -> "Discovering";
+          case HANDLER_MISSING -> "HandlerMissing";
+          case INVALID -> "Invalid";
+          case FAILED -> "Failed";
+        };
+    return Optional.of(new NodeEntry(state, status.message(), status.devices()));
+  }
+
+  private void report(ConfigurationWatcher.Known k, NodeEntry own) {
+    String key = own.state() + "\n" + own.message();
+    if (key.equals(reported.put(k.name(), key)) || own.state().equals("Discovering")) {
+      return;
+    }
+    String reason =
+        switch (own.state()) {
+          case "Invalid" -> "InvalidConfiguration";
+          case "HandlerMissing" -> "HandlerMissing";
+          default -> "DiscoveryFailed";
+        };
+    warnings.warn(k, reason, "node " + node + ": " + own.message());
+  }
+
+  @SuppressWarnings("unchecked")
+  private void publishOne(ConfigurationWatcher.Known k, NodeEntry own, int instanceCount) {
+    Map<String, Object> status = new LinkedHashMap<>();
+    Object raw = k.resource().getAdditionalProperties().get("status");
+    if (raw instanceof Map<?, ?> m) {
+      status.putAll((Map<String, Object>) m);
+    }
+    Map<String, Object> nodes = new TreeMap<>();
+    if (status.get("nodes") instanceof Map<?, ?> n) {
+      ((Map<String, Object>) n).forEach(nodes::put);
+    }
+    Map<String, Object> previousOwn =
+        nodes.get(node) instanceof Map<?, ?> p ? (Map<String, Object>) p : Map.of();
+    boolean ownSame =
+        Objects.equals(previousOwn.get("state"), own.state())
+            && Objects.equals(previousOwn.get("message"), own.message())
+            && Objects.equals(number(previousOwn.get("devices")), (long) own.devices())
+            && Objects.equals(number(previousOwn.get("observedGeneration")), k.generation());
+    String now = clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
+    Map<String, Object> ownEntry = new LinkedHashMap<>();
+    ownEntry.put("state", own.state());
+    ownEntry.put("message", own.message());
+    ownEntry.put("devices", own.devices());
+    ownEntry.put("observedGeneration", k.generation());
+    ownEntry.put(
+        "lastTransitionTime",
+        ownSame || Objects.equals(previousOwn.get("state"), own.state())
+            ? previousOwn.getOrDefault("lastTransitionTime", now)
+            : now);
+    nodes.put(node, ownEntry);
+
+    List<Map<String, Object>> previousConditions = new ArrayList<>();
+    if (status.get("conditions") instanceof List<?> l) {
+      for (Object o : l) {
+        if (o instanceof Map<?, ?> c) {
+          previousConditions.add((Map<String, Object>) c);
+        }
+      }
+    }
+    List<Condition> conditions = conditions(nodes, previousConditions, k.generation(), now);
+    boolean conditionsSame = sameConditions(previousConditions, conditions);
+    boolean countSame = Objects.equals(number(status.get("instances")), (long) instanceCount);
+    if (ownSame && conditionsSame && countSame) {
+      return;
+    }
+    Map<String, Object> patchStatus = new LinkedHashMap<>();
+    // All entries as seen, not only this node's: servers whose merge patch replaces nested maps
+    // (the mock server) would otherwise drop the other nodes' entries and make agents fight.
+    patchStatus.put("nodes", nodes);
+    patchStatus.put("conditions", conditions);
+    patchStatus.put("instances", instanceCount);
+    patchStatus.put("observedGeneration", k.generation());
+    String json = client.getKubernetesSerialization().asJson(Map.of("status", patchStatus));
+    calls.count(ApiCalls.Verb.PATCH);
+    client
+        .genericKubernetesResources(
+            Configuration.GROUP + "/" + Configuration.VERSION, "Configuration")
+        .inNamespace(namespace)
+        .withName(k.name())
+        .subresource("status")
+        .patch(PatchContext.of(PatchType.JSON_MERGE), json);
+    LOG.debug("configuration {}/{}: status written ({})", namespace, k.name(), own.state());
+  }
+
+  /** Conditions as a pure function of all nodes' entries (sorted by node name). */
+  @SuppressWarnings("unchecked")
+  static List<Condition> conditions(
+      Map<String, Object> nodes, List<Map<String, Object>> previous, long generation, String now) {
+    Map<String, List<String>> byState = new LinkedHashMap<>();
+    Map<String, String> firstMessage = new HashMap<>();
+    new TreeMap<>(nodes)
+        .forEach(
+            (n, entry) -> {
+              if (entry instanceof Map<?, ?> e) {
+                String state = String.valueOf(((Map<String, Object>) e).get("state"));
+                byState.computeIfAbsent(state, s -> new ArrayList<>()).add(n);
+                firstMessage.putIfAbsent(
+                    state, String.valueOf(((Map<String, Object>) e).get("message")));
+              }
+            });
+    List<Condition> result = new ArrayList<>();
+    for (String type : CONDITIONS) {
+      List<String> on = byState.getOrDefault(type, List.of());
+      boolean isTrue = !on.isEmpty();
+      String status = isTrue ? "True" : "False";
+      String message =
+          isTrue
+              ? (type.equals("Discovering")
+                  ? "discovering on " + on.size() + " node(s): " + String.join(", ", on)
+                  : "on node(s) " + String.join(", ", on) + ": " + firstMessage.get(type))
+              : "";
+      String transition = now;
+      for (Map<String, Object> p : previous) {
+        if (type.equals(p.get("type")) && status.equals(p.get("status"))) {
+          transition = String.valueOf(p.getOrDefault("lastTransitionTime", now));
+        }
+      }
+      result.add(
+          new ConditionBuilder()
+              .withType(type)
+              .withStatus(status)
+              .withReason(isTrue ? type : "Not" + type)
+              .withMessage(message)
+              .withObservedGeneration(generation)
+              .withLastTransitionTime(transition)
+              .build());
+    }
+    return result;
+  }
+
+  private static boolean sameConditions(List<Map<String, Object>> previous, List<Condition> next) {
+    if (previous.size() != next.size()) {
+      return false;
+    }
+    for (int i = 0; i < next.size(); i++) {
+      Map<String, Object> p = previous.get(i);
+      Condition c = next.get(i);
+      if (!Objects.equals(p.get("type"), c.getType())
+          || !Objects.equals(p.get("status"), c.getStatus())
+          || !Objects.equals(p.get("reason"), c.getReason())
+          || !Objects.equals(p.get("message"), c.getMessage())
+          || !Objects.equals(number(p.get("observedGeneration")), c.getObservedGeneration())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static Long number(Object o) {
+    return o instanceof Number n ? n.longValue() : null;
+  }
+}

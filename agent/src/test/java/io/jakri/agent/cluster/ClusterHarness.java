@@ -1,0 +1,182 @@
+package io.jakri.agent.cluster;
+
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.jakri.agent.Agent;
+import io.jakri.agent.AgentOptions;
+import io.jakri.crd.Configuration;
+import io.jakri.crd.Instance;
+import io.jakri.kubelet.emulator.KubeletEmulator;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Several cluster-mode agents, one per node, each with its own device-plugin dir and kubelet
+ * emulator, all against one fabric8 mock API server in CRUD mode. For integration tests.
+ */
+final class ClusterHarness implements AutoCloseable {
+
+  static final Path PLUGINS = Path.of("target", "plugins").toAbsolutePath();
+  static final String NS = "default";
+
+  final KubernetesMockServer server;
+  final KubernetesClient admin;
+  final Path root;
+  private final Map<String, Agent> agents = new TreeMap<>();
+
+  ClusterHarness(KubernetesMockServer server, KubernetesClient admin, Path root) {
+    this.server = server;
+    this.admin = admin;
+    this.root = root;
+    for (CustomResourceDefinition crd :
+        List.of(
+            crd("configurations", "Configuration", "akric"),
+            crd("instances", "Instance", "akrii"))) {
+      if (admin
+              .apiextensions()
+              .v1()
+              .customResourceDefinitions()
+              .withName(crd.getMetadata().getName())
+              .get()
+          == null) {
+        admin.apiextensions().v1().customResourceDefinitions().resource(crd).create();
+      }
+    }
+  }
+
+  /** Starts (or restarts) the agent of {@code node}. */
+  Agent start(String node, Duration offlineGrace) throws IOException {
+    Path dir = root.resolve(node);
+    Files.createDirectories(dir);
+    AgentOptions options =
+        new AgentOptions(
+                node,
+                false,
+                Optional.empty(),
+                true,
+                dir.resolve("device-plugins"),
+                dir.resolve("pod-resources").resolve("kubelet.sock"),
+                PLUGINS,
+                offlineGrace)
+            .inCluster(NS, true);
+    Agent agent = Agent.start(options, Optional.of(server.createClient()));
+    agents.put(node, agent);
+    return agent;
+  }
+
+  /** Stops the agent of {@code node} (as on a restart: its Instances stay). */
+  void stop(String node) {
+    Agent agent = agents.remove(node);
+    if (agent != null) {
+      agent.close();
+    }
+  }
+
+  Agent agent(String node) {
+    return agents.get(node);
+  }
+
+  KubeletEmulator kubelet(String node) {
+    return agents.get(node).emulator().orElseThrow();
+  }
+
+  List<String> nodes() {
+    return new ArrayList<>(agents.keySet());
+  }
+
+  /** Applies a Configuration from YAML (create or replace). */
+  Configuration apply(String yaml) {
+    Configuration c = admin.getKubernetesSerialization().unmarshal(yaml, Configuration.class);
+    return admin
+        .resources(Configuration.class)
+        .inNamespace(NS)
+        .resource(c)
+        .createOr(existing -> existing.update());
+  }
+
+  Optional<Instance> instance(String name) {
+    return Optional.ofNullable(
+        admin.resources(Instance.class).inNamespace(NS).withName(name).get());
+  }
+
+  List<Instance> instances() {
+    return admin.resources(Instance.class).inNamespace(NS).list().getItems();
+  }
+
+  void awaitCapacity(String node, String resource, long count) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> kubelet(node).capacity().getOrDefault(resource, -1L) == count);
+  }
+
+  void awaitAllocatable(String node, String resource, long count) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> kubelet(node).allocatable().getOrDefault(resource, -1L) == count);
+  }
+
+  static String configuration(String name, String handler, int capacity, String details) {
+    StringBuilder yaml = new StringBuilder();
+    yaml.append("apiVersion: akri.sh/v0\nkind: Configuration\nmetadata:\n  name: ")
+        .append(name)
+        .append("\n  namespace: ")
+        .append(NS)
+        .append("\nspec:\n  capacity: ")
+        .append(capacity)
+        .append("\n  discoveryHandler:\n    name: ")
+        .append(handler)
+        .append("\n    discoveryDetails: |\n");
+    details.lines().forEach(l -> yaml.append("      ").append(l).append('\n'));
+    return yaml.toString();
+  }
+
+  private static CustomResourceDefinition crd(String plural, String kind, String shortName) {
+    return new CustomResourceDefinitionBuilder()
+        .withNewMetadata()
+        .withName(plural + "." + Configuration.GROUP)
+        .endMetadata()
+        .withNewSpec()
+        .withGroup(Configuration.GROUP)
+        .withScope("Namespaced")
+        .withNewNames()
+        .withKind(kind)
+        .withPlural(plural)
+        .withShortNames(shortName)
+        .endNames()
+        .addNewVersion()
+        .withName(Configuration.VERSION)
+        .withServed(true)
+        .withStorage(true)
+        .withNewSubresources()
+        .withNewStatus()
+        .endStatus()
+        .endSubresources()
+        .withNewSchema()
+        .withNewOpenAPIV3Schema()
+        .withType("object")
+        .withXKubernetesPreserveUnknownFields(true)
+        .endOpenAPIV3Schema()
+        .endSchema()
+        .endVersion()
+        .endSpec()
+        .build();
+  }
+
+  @Override
+  public void close() {
+    for (String node : new ArrayList<>(agents.keySet())) {
+      stop(node);
+    }
+  }
+}

@@ -9,7 +9,11 @@ import io.fabric8.kubernetes.api.model.ServiceSpec;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** The spec of a {@link Configuration}. */
+/**
+ * The spec of a {@link Configuration}. The CRD requires {@code discoveryHandler}, checks {@code
+ * capacity >= 1} (default 1) and keeps {@code instanceServiceSpec} and {@code
+ * configurationServiceSpec} as opaque objects (see {@link BrokerSpec}).
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class ConfigurationSpec {
 

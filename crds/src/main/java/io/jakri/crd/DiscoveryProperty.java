@@ -5,7 +5,10 @@ import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.ValidationRule;
 
-/** One {@code discoveryProperties} entry: a literal {@code value} or a {@code valueFrom}. */
+/**
+ * One {@code discoveryProperties} entry: a literal {@code value} or a {@code valueFrom}, exactly
+ * one (a CEL rule in the CRD); the name must match {@link #NAME_PATTERN}.
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @ValidationRule(
     value = "has(self.value) != has(self.valueFrom)",

@@ -14,6 +14,9 @@ import java.util.Map;
  *
  * <p>{@code deviceUsage} maps each slot id {@code <instance>-<n>} to {@code ""} (free), {@code
  * "<node>"} or {@code "C:<vdev>:<node>"}.
+ *
+ * <p>The CRD requires {@code configurationName} (1..56 characters), checks {@code capacity >= 1}
+ * and bounds node names to 253 and {@code deviceUsage} values to 512 characters.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class InstanceSpec {

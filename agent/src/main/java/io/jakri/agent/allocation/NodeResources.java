@@ -34,6 +34,10 @@ public final class NodeResources implements InstanceStore.Listener {
   private final DevicePluginManager plugins;
   private final Map<String, LocalDevice> locals = new ConcurrentHashMap<>();
   private final Map<String, Set<String>> classMembers = new ConcurrentHashMap<>();
+  // One claim at a time per Instance on this node: concurrent Allocates for the same Instance then
+  // read each other's results from the store instead of racing each other into write conflicts
+  // (which cost a rejected write plus a fresh read each against the API server).
+  private final Map<String, Object> claimLocks = new ConcurrentHashMap<>();
 
   public NodeResources(String node, InstanceUpdates updates, DevicePluginManager plugins) {
     this.node = node;
@@ -70,6 +74,7 @@ public final class NodeResources implements InstanceStore.Listener {
     }
     plugins.retire(previous.instanceResource());
     leaveClass(previous);
+    claimLocks.remove(instanceName);
   }
 
   private void leaveClass(LocalDevice device) {
@@ -137,6 +142,16 @@ public final class NodeResources implements InstanceStore.Listener {
       List<String> slots,
       java.util.function.Function<String, SlotUsage> usageFor)
       throws AllocationException {
+    synchronized (claimLocks.computeIfAbsent(instanceName, k -> new Object())) {
+      return claimLocked(instanceName, slots, usageFor);
+    }
+  }
+
+  private Instance claimLocked(
+      String instanceName,
+      List<String> slots,
+      java.util.function.Function<String, SlotUsage> usageFor)
+      throws AllocationException {
     try {
       Optional<Instance> result =
           updates.apply(
@@ -176,6 +191,12 @@ public final class NodeResources implements InstanceStore.Listener {
 
   /** Frees {@code slots} of an Instance if this node holds them (undoing a partial claim). */
   void release(String instanceName, List<String> slots) {
+    synchronized (claimLocks.computeIfAbsent(instanceName, k -> new Object())) {
+      releaseLocked(instanceName, slots);
+    }
+  }
+
+  private void releaseLocked(String instanceName, List<String> slots) {
     try {
       updates.apply(
           instanceName,

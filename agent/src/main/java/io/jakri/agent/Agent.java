@@ -13,6 +13,9 @@ import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.reclaim.GrpcPodResourcesClient;
+import io.jakri.agent.reclaim.PodResourcesClient;
+import io.jakri.agent.reclaim.SlotReclaimer;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
 import java.time.Clock;
@@ -53,6 +56,8 @@ public final class Agent implements AutoCloseable {
   private final PluginHandlerRegistry handlers;
   private final DiscoveryManager discovery;
   private final ConfigurationFiles configurationFiles;
+  private final PodResourcesClient podResources;
+  private final SlotReclaimer reclaimer;
 
   private Agent(AgentOptions options, PluginHandlerRegistry handlers) {
     this.options = options;
@@ -93,6 +98,21 @@ public final class Agent implements AutoCloseable {
                 .orElseThrow(() -> new IllegalArgumentException("--config is required")),
             scheduler,
             discovery::apply);
+    this.podResources =
+        new GrpcPodResourcesClient(
+            options.podResourcesSocket(),
+            group,
+            grpcExecutor,
+            GrpcPodResourcesClient.DEFAULT_DEADLINE);
+    this.reclaimer =
+        new SlotReclaimer(
+            options.nodeName(),
+            podResources,
+            updates,
+            scheduler,
+            Clock.systemUTC(),
+            options.reclaimGrace(),
+            SlotReclaimer.periodFor(options.reclaimGrace()));
   }
 
   /** Builds and starts an agent in standalone mode. */
@@ -126,6 +146,7 @@ public final class Agent implements AutoCloseable {
     handlers.loadAll();
     handlers.watch(scheduler);
     configurationFiles.start();
+    reclaimer.start();
   }
 
   public Optional<KubeletEmulator> emulator() {
@@ -157,12 +178,18 @@ public final class Agent implements AutoCloseable {
     return discovery;
   }
 
+  public SlotReclaimer reclaimer() {
+    return reclaimer;
+  }
+
   /**
    * Stops in reverse order: no new Configurations, discovery stopped, every device-plugin stream
    * ended and socket removed, emulator and threads stopped. Idempotent.
    */
   @Override
   public void close() {
+    reclaimer.close();
+    podResources.close();
     configurationFiles.close();
     discovery.close();
     plugins.close();

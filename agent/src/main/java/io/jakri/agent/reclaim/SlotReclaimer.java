@@ -8,7 +8,6 @@ import io.jakri.agent.instance.StoreException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -194,9 +193,10 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
     // Taken after both reads: a claim seen held here happened before this instant, so the grace
     // counts from no earlier than the claim.
     Instant observedAt = clock.instant();
-    Map<String, Set<String>> resourcesByDevice = new HashMap<>();
+    // Slot ids are unique across resources, so an id in use under any resource is in use.
+    Set<String> idsInUse = new HashSet<>();
     for (DeviceInUse d : inUse) {
-      resourcesByDevice.computeIfAbsent(d.deviceId(), k -> new HashSet<>()).add(d.resourceName());
+      idsInUse.add(d.deviceId());
     }
     Set<SlotKey> held = new HashSet<>();
     Map<SlotKey, Candidate> due = new LinkedHashMap<>();
@@ -208,7 +208,7 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
         }
         SlotKey key = new SlotKey(instance.name(), slot.getKey());
         held.add(key);
-        if (inUse(slot.getKey(), usage, resourcesByDevice)) {
+        if (inUse(slot.getKey(), usage, idsInUse)) {
           candidates.remove(key);
           continue;
         }
@@ -235,12 +235,9 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
   }
 
   /** Whether a container holds the slot (see the class comment for why any resource counts). */
-  private static boolean inUse(
-      String slotId, SlotUsage usage, Map<String, Set<String>> resourcesByDevice) {
-    if (resourcesByDevice.containsKey(slotId)) {
-      return true;
-    }
-    return usage instanceof SlotUsage.ClassUse c && resourcesByDevice.containsKey(c.vdev());
+  private static boolean inUse(String slotId, SlotUsage usage, Set<String> idsInUse) {
+    return idsInUse.contains(slotId)
+        || usage instanceof SlotUsage.ClassUse c && idsInUse.contains(c.vdev());
   }
 
   private boolean free(SlotKey key, Candidate candidate, Instant listedAt) {

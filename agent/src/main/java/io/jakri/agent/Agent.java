@@ -8,7 +8,12 @@ import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
 import io.jakri.agent.cluster.ConfigurationWatcher;
+import io.jakri.agent.cluster.EventRecorder;
+import io.jakri.agent.cluster.Events;
 import io.jakri.agent.cluster.KubernetesInstanceStore;
+import io.jakri.agent.cluster.KubernetesPropertyResolver;
+import io.jakri.agent.cluster.NodeTidier;
+import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
@@ -19,6 +24,9 @@ import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.reclaim.GrpcPodResourcesClient;
+import io.jakri.agent.reclaim.PodResourcesClient;
+import io.jakri.agent.reclaim.SlotReclaimer;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
 import java.time.Clock;
@@ -60,6 +68,8 @@ public final class Agent implements AutoCloseable {
   private final DiscoveryManager discovery;
   private final Optional<ConfigurationFiles> configurationFiles;
   private final Optional<Cluster> cluster;
+  private final PodResourcesClient podResources;
+  private final SlotReclaimer reclaimer;
 
   /** The parts only cluster mode has. */
   private record Cluster(
@@ -67,7 +77,9 @@ public final class Agent implements AutoCloseable {
       KubernetesInstanceStore store,
       ConfigurationWatcher watcher,
       ConfigurationStatusPublisher status,
-      ApiCalls calls) {}
+      ApiCalls calls,
+      Optional<NodeTidier> tidier,
+      ExecutorService apiWrites) {}
 
   private Agent(
       AgentOptions options, PluginHandlerRegistry handlers, Optional<KubernetesClient> client) {
@@ -111,7 +123,9 @@ public final class Agent implements AutoCloseable {
         new DiscoveryManager(
             options.nodeName(),
             handlers,
-            PropertyResolver.literalOnly(),
+            client.isPresent()
+                ? new KubernetesPropertyResolver(client.get(), options.namespace())
+                : PropertyResolver.literalOnly(),
             new InstanceLifecycle(options.nodeName(), updates),
             resources,
             scheduler,
@@ -128,6 +142,10 @@ public final class Agent implements AutoCloseable {
       this.cluster = Optional.empty();
     } else {
       this.configurationFiles = Optional.empty();
+      // Events and node tidying talk to the API server off the hot paths, one request at a time.
+      ExecutorService apiWrites = Executors.newSingleThreadExecutor(threads("jakri-api-writes"));
+      Events events =
+          new EventRecorder(client.get(), options.nodeName(), apiWrites, Clock.systemUTC());
       ConfigurationStatusPublisher status =
           new ConfigurationStatusPublisher(
               client.get(),
@@ -137,14 +155,48 @@ public final class Agent implements AutoCloseable {
               discovery::statuses,
               store,
               (configuration, reason, message) ->
-                  LOG.warn("configuration {}: {}: {}", configuration.name(), reason, message),
+                  events.warning(
+                      ObjectRef.configuration(
+                          options.namespace(), configuration.name(), configuration.uid()),
+                      reason,
+                      message),
               scheduler,
               Clock.systemUTC(),
               calls);
-      this.cluster = Optional.of(new Cluster(client.get(), clusterStore, watcher, status, calls));
+      Optional<NodeTidier> tidier =
+          options.tidyNode()
+              ? Optional.of(new NodeTidier(client.get(), options.nodeName()))
+              : Optional.empty();
+      this.cluster =
+          Optional.of(
+              new Cluster(client.get(), clusterStore, watcher, status, calls, tidier, apiWrites));
+      tidier.ifPresent(
+          t ->
+              plugins.addListener(
+                  new DevicePluginManager.Listener() {
+                    @Override
+                    public void retired(String resource) {
+                      apiWrites.execute(() -> tidy(t, resource));
+                    }
+                  }));
       discovery.addStatusListener(status::changed);
       store.addListener(new Repair(options.nodeName()));
     }
+    this.podResources =
+        new GrpcPodResourcesClient(
+            options.podResourcesSocket(),
+            group,
+            grpcExecutor,
+            GrpcPodResourcesClient.DEFAULT_DEADLINE);
+    this.reclaimer =
+        new SlotReclaimer(
+            options.nodeName(),
+            podResources,
+            updates,
+            scheduler,
+            Clock.systemUTC(),
+            options.reclaimGrace(),
+            SlotReclaimer.periodFor(options.reclaimGrace()));
   }
 
   /**
@@ -233,7 +285,15 @@ public final class Agent implements AutoCloseable {
       cluster.get().store().start();
       cluster.get().watcher().start();
       scheduleLeftoverSweep(options.offlineGrace());
+      cluster
+          .get()
+          .tidier()
+          .ifPresent(
+              t ->
+                  scheduleNodeSweep(
+                      t, options.offlineGrace().plusSeconds(5), Duration.ofMinutes(1)));
     }
+    reclaimer.start();
   }
 
   /**
@@ -257,6 +317,50 @@ public final class Agent implements AutoCloseable {
           discovery.releaseUnknown(mine);
         },
         after.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** Removes a retired resource from the Node; a failure is left to the periodic sweep. */
+  private void tidy(NodeTidier tidier, String resource) {
+    if (plugins.served().contains(resource)) {
+      return; // served again meanwhile
+    }
+    try {
+      tidier.removeResources(java.util.List.of(resource));
+    } catch (NodeTidier.TidyException e) {
+      LOG.warn("resource {}: {}; the next sweep retries", resource, e.getMessage());
+    }
+  }
+
+  /**
+   * Removes {@code akri.sh/...} keys this agent does not serve from its Node: once after start-up
+   * (when discovery had the offline grace to serve what it finds), then every {@code period}. The
+   * kubelet keeps a retired resource for minutes and then leaves it at 0 for good; this clears
+   * both.
+   */
+  private void scheduleNodeSweep(NodeTidier tidier, Duration first, Duration period) {
+    Cluster c = cluster.orElseThrow();
+    scheduler.scheduleWithFixedDelay(
+        () ->
+            c.apiWrites()
+                .execute(
+                    () -> {
+                      if (!clusterSynced()) {
+                        return;
+                      }
+                      java.util.Set<String> served = plugins.served();
+                      try {
+                        java.util.Set<String> removed = tidier.sweep(served::contains);
+                        if (!removed.isEmpty()) {
+                          LOG.info(
+                              "node {}: removed stale resources {}", options.nodeName(), removed);
+                        }
+                      } catch (NodeTidier.TidyException e) {
+                        LOG.warn("node sweep failed, retrying later: {}", e.getMessage());
+                      }
+                    }),
+        first.toMillis(),
+        period.toMillis(),
         TimeUnit.MILLISECONDS);
   }
 
@@ -299,12 +403,18 @@ public final class Agent implements AutoCloseable {
     return discovery;
   }
 
+  public SlotReclaimer reclaimer() {
+    return reclaimer;
+  }
+
   /**
    * Stops in reverse order: no new Configurations, discovery stopped, every device-plugin stream
    * ended and socket removed, emulator and threads stopped. Idempotent.
    */
   @Override
   public void close() {
+    reclaimer.close();
+    podResources.close();
     configurationFiles.ifPresent(ConfigurationFiles::close);
     cluster.ifPresent(
         c -> {
@@ -318,6 +428,12 @@ public final class Agent implements AutoCloseable {
     cluster.ifPresent(
         c -> {
           c.store().close();
+          c.apiWrites().shutdown();
+          try {
+            c.apiWrites().awaitTermination(5, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
           c.client().close();
         });
     grpcExecutor.shutdown();

@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.reclaim.SlotReclaimer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -8,6 +9,8 @@ import java.util.Optional;
  * Everything the agent is configured with (from flags or env vars).
  *
  * @param config standalone mode's Configuration file or directory (empty in cluster mode)
+ * @param reclaimGrace how long a slot this node holds must be unused by every container (per the
+ *     kubelet's PodResources API) before it is freed
  * @param namespace cluster mode: the namespace whose Configurations and Instances the agent uses
  * @param tidyNode cluster mode: remove {@code akri.sh/...} keys this agent no longer serves from
  *     its Node's capacity and allocatable
@@ -21,13 +24,14 @@ public record AgentOptions(
     Path podResourcesSocket,
     Path pluginsDir,
     Duration offlineGrace,
+    Duration reclaimGrace,
     String namespace,
     boolean tidyNode) {
 
   /** Default namespace of cluster mode. */
   public static final String DEFAULT_NAMESPACE = "default";
 
-  /** Options with the cluster-mode settings at their defaults. */
+  /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
       String nodeName,
       boolean standalone,
@@ -46,6 +50,30 @@ public record AgentOptions(
         podResourcesSocket,
         pluginsDir,
         offlineGrace,
+        SlotReclaimer.DEFAULT_GRACE);
+  }
+
+  /** Options with the cluster-mode settings at their defaults. */
+  public AgentOptions(
+      String nodeName,
+      boolean standalone,
+      Optional<Path> config,
+      boolean emulateKubelet,
+      Path devicePluginDir,
+      Path podResourcesSocket,
+      Path pluginsDir,
+      Duration offlineGrace,
+      Duration reclaimGrace) {
+    this(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
         DEFAULT_NAMESPACE,
         true);
   }
@@ -61,7 +89,24 @@ public record AgentOptions(
         podResourcesSocket,
         pluginsDir,
         offlineGrace,
+        reclaimGrace,
         newNamespace,
         newTidyNode);
+  }
+
+  /** A copy with another reclaim grace. */
+  public AgentOptions withReclaimGrace(Duration grace) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        grace,
+        namespace,
+        tidyNode);
   }
 }

@@ -131,6 +131,14 @@ public final class Main implements Callable<Integer> {
         converter = DurationConverter.class)
     Duration offlineGrace = Duration.ofSeconds(60);
 
+    @Option(
+        names = "--reclaim-grace",
+        description =
+            "How long a slot this node holds must be unused by every container (kubelet"
+                + " PodResources) before it is freed, e.g. 20s (default ${DEFAULT-VALUE}).",
+        converter = DurationConverter.class)
+    Duration reclaimGrace = Duration.ofSeconds(20);
+
     AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate) {
       return new AgentOptions(
           nodeName(),
@@ -140,7 +148,8 @@ public final class Main implements Callable<Integer> {
           devicePluginDir,
           podResourcesSocket,
           pluginsDir == null ? defaultPluginsDir() : pluginsDir,
-          offlineGrace);
+          offlineGrace,
+          reclaimGrace);
     }
 
     String nodeName() {

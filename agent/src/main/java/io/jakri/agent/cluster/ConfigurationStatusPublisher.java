@@ -222,14 +222,28 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     if (ownSame && conditionsSame && countSame) {
       return;
     }
-    Map<String, Object> patchStatus = new LinkedHashMap<>();
-    // All entries as seen, not only this node's: servers whose merge patch replaces nested maps
-    // (the mock server) would otherwise drop the other nodes' entries and make agents fight.
-    patchStatus.put("nodes", nodes);
-    patchStatus.put("conditions", conditions);
-    patchStatus.put("instances", instanceCount);
-    patchStatus.put("observedGeneration", k.generation());
-    String json = client.getKubernetesSerialization().asJson(Map.of("status", patchStatus));
+    // A JSON patch, not a merge patch: "add" replaces exactly the members named and leaves the
+    // other nodes' entries alone on every server (the mock server's merge patch concatenates
+    // lists, which made conditions grow on each write).
+    List<Map<String, Object>> ops = new ArrayList<>();
+    if (raw == null) {
+      Map<String, Object> full = new LinkedHashMap<>();
+      full.put("nodes", Map.of(node, ownEntry));
+      full.put("conditions", conditions);
+      full.put("instances", instanceCount);
+      full.put("observedGeneration", k.generation());
+      ops.add(op("/status", full));
+    } else {
+      if (status.get("nodes") instanceof Map<?, ?>) {
+        ops.add(op("/status/nodes/" + pointerEscape(node), ownEntry));
+      } else {
+        ops.add(op("/status/nodes", Map.of(node, ownEntry)));
+      }
+      ops.add(op("/status/conditions", conditions));
+      ops.add(op("/status/instances", instanceCount));
+      ops.add(op("/status/observedGeneration", k.generation()));
+    }
+    String json = client.getKubernetesSerialization().asJson(ops);
     calls.count(ApiCalls.Verb.PATCH);
     client
         .genericKubernetesResources(
@@ -237,8 +251,20 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
         .inNamespace(namespace)
         .withName(k.name())
         .subresource("status")
-        .patch(PatchContext.of(PatchType.JSON_MERGE), json);
+        .patch(PatchContext.of(PatchType.JSON), json);
     LOG.debug("configuration {}/{}: status written ({})", namespace, k.name(), own.state());
+  }
+
+  private static Map<String, Object> op(String path, Object value) {
+    Map<String, Object> op = new LinkedHashMap<>();
+    op.put("op", "add");
+    op.put("path", path);
+    op.put("value", value);
+    return op;
+  }
+
+  private static String pointerEscape(String key) {
+    return key.replace("~", "~0").replace("/", "~1");
   }
 
   /** Conditions as a pure function of all nodes' entries (sorted by node name). */

@@ -3,11 +3,17 @@ package io.jakri.agent.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.jakri.agent.instance.InstanceNames;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.kubelet.emulator.Container;
+import io.jakri.kubelet.emulator.Pod;
+import io.jakri.kubelet.emulator.PodAdmission;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -107,6 +113,352 @@ class ClusterAgentIT {
     assertThat(cluster.kubelet("n2").capacity()).doesNotContainKey("akri.sh/" + only1);
     assertThat(cluster.instance(shared).orElseThrow().getMetadata().getLabels())
         .containsEntry("akri.sh/configuration", "widgets");
-    assertThat(Map.copyOf(cluster.agent("n1").apiCalls().orElseThrow().snapshot())).isNotEmpty();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              Configuration c = stored("widgets");
+              assertThat(c.getStatus().getConditions())
+                  .extracting(x -> x.getType() + "=" + x.getStatus())
+                  .containsExactly(
+                      "Discovering=True", "Invalid=False", "HandlerMissing=False", "Failed=False");
+              assertThat(c.getStatus().getInstances()).isEqualTo(2);
+              assertThat(c.getStatus().getNodes().get("n1").getDevices()).isEqualTo(2);
+              assertThat(c.getStatus().getNodes().get("n2").getDevices()).isEqualTo(1);
+            });
+    // No agent keeps rewriting: a later look finds the same resourceVersion and patch count.
+    long patches = patches();
+    String version = stored("widgets").getMetadata().getResourceVersion();
+    await()
+        .pollDelay(Duration.ofSeconds(1))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () -> {
+              assertThat(patches()).isEqualTo(patches);
+              assertThat(stored("widgets").getMetadata().getResourceVersion()).isEqualTo(version);
+            });
+  }
+
+  private long patches() {
+    return cluster.nodes().stream()
+        .mapToLong(n -> cluster.agent(n).apiCalls().orElseThrow().get(ApiCalls.Verb.PATCH))
+        .sum();
+  }
+
+  private String sharedInstance() {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () -> cluster.instances().stream().anyMatch(i -> i.getSpec().getNodes().size() == 2));
+    return cluster.instances().stream()
+        .filter(i -> i.getSpec().getNodes().size() == 2)
+        .findFirst()
+        .orElseThrow()
+        .getMetadata()
+        .getName();
+  }
+
+  private Configuration stored(String name) {
+    return cluster
+        .admin
+        .resources(Configuration.class)
+        .inNamespace(ClusterHarness.NS)
+        .withName(name)
+        .get();
+  }
+
+  @Test
+  void slotClaimedOnOneNodeTurnsUnhealthyOnTheOtherAndIsRecordedInDeviceUsage() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30));
+    cluster.start("n2", Duration.ofSeconds(30));
+    cluster.apply(WIDGETS);
+    String shared = sharedInstance();
+    cluster.awaitAllocatable("n2", "akri.sh/" + shared, 2);
+
+    PodAdmission pod =
+        cluster
+            .kubelet("n1")
+            .admit(Pod.of("default", "camera-user", Container.of("app", "akri.sh/" + shared, 1)));
+
+    String slot = pod.containers().get("app").deviceIds().get("akri.sh/" + shared).get(0);
+    assertThat(cluster.instance(shared).orElseThrow().getSpec().getDeviceUsage())
+        .containsEntry(slot, "n1");
+    cluster.awaitAllocatable("n2", "akri.sh/" + shared, 1);
+    assertThat(cluster.kubelet("n2").devices("akri.sh/" + shared)).containsEntry(slot, "Unhealthy");
+    cluster.awaitAllocatable("n1", "akri.sh/" + shared, 2);
+  }
+
+  @Test
+  void configurationEditsReachRunningDiscoveryAndExistingInstances() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30));
+    cluster.start("n2", Duration.ofSeconds(30));
+    cluster.apply(WIDGETS);
+    String shared = sharedInstance();
+    cluster.awaitCapacity("n1", "akri.sh/" + shared, 2);
+
+    cluster.edit(
+        "widgets",
+        edited -> {
+          edited.getSpec().setCapacity(3);
+          edited.getSpec().setBrokerProperties(Map.of("GREETING", "hello"));
+          edited
+              .getSpec()
+              .getDiscoveryHandler()
+              .setDiscoveryDetails(
+                  """
+        deviceMapping:
+          - hosts: [n1, n2]
+            devices:
+              - resourceName: example.com/widget
+                instanceID: "0001"
+                env:
+                  IP: 10.0.0.9
+        """);
+        });
+
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              Instance i = cluster.instance(shared).orElseThrow();
+              assertThat(i.getSpec().getCapacity()).isEqualTo(3);
+              assertThat(i.getSpec().getBrokerProperties())
+                  .containsEntry("GREETING", "hello")
+                  .containsEntry("IP", "10.0.0.9");
+              assertThat(i.getSpec().getDeviceUsage()).hasSize(3);
+            });
+    cluster.awaitCapacity("n1", "akri.sh/" + shared, 3);
+    cluster.awaitCapacity("n2", "akri.sh/" + shared, 3);
+    // The n1-only device left the mapping: unhealthy at once, gone after the grace.
+    await().atMost(Duration.ofSeconds(40)).until(() -> cluster.instances().size() == 1);
+  }
+
+  @Test
+  void deletingAConfigurationRemovesItsInstancesAndRetiresItsResources() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30));
+    cluster.start("n2", Duration.ofSeconds(30));
+    cluster.apply(WIDGETS);
+    String shared = sharedInstance();
+    cluster.awaitCapacity("n1", "akri.sh/" + shared, 2);
+
+    cluster
+        .admin
+        .resources(Configuration.class)
+        .inNamespace(ClusterHarness.NS)
+        .withName("widgets")
+        .delete();
+
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.instances().isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                cluster.agent("n1").devicePlugins().served().isEmpty()
+                    && cluster.agent("n2").devicePlugins().served().isEmpty());
+  }
+
+  @Test
+  void configurationsTheAgentCannotActOnGetAConditionAndAnEventAndNoInstances() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30));
+    cluster.apply(WIDGETS);
+    cluster.apply(ClusterHarness.configuration("broken", "static", 1, "deviceMapping: 5"));
+    cluster.apply(ClusterHarness.configuration("nohandler", "no-such-handler", 1, "a: b"));
+    cluster.apply(
+        """
+        apiVersion: akri.sh/v0
+        kind: Configuration
+        metadata:
+          name: secretive
+          namespace: default
+        spec:
+          discoveryHandler:
+            name: static
+            discoveryDetails: "deviceMapping: []"
+            discoveryProperties:
+              - name: PASSWORD
+                valueFrom:
+                  secretKeyRef:
+                    name: missing-secret
+                    key: password
+        """);
+
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              assertThat(condition("broken", "Invalid")).contains("True");
+              assertThat(condition("nohandler", "HandlerMissing")).contains("True");
+              assertThat(condition("secretive", "Invalid")).contains("True");
+              assertThat(condition("widgets", "Discovering")).contains("True");
+              assertThat(condition("widgets", "Invalid")).contains("False");
+            });
+    assertThat(stored("broken").getStatus().getNodes().get("n1").getMessage())
+        .contains("deviceMapping");
+    assertThat(stored("secretive").getStatus().getNodes().get("n1").getMessage())
+        .contains("PASSWORD")
+        .contains("missing-secret");
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(cluster.admin.v1().events().inNamespace("default").list().getItems())
+                    .extracting(e -> e.getInvolvedObject().getName() + ":" + e.getReason())
+                    .contains(
+                        "broken:InvalidConfiguration",
+                        "nohandler:HandlerMissing",
+                        "secretive:InvalidConfiguration"));
+    assertThat(cluster.instances())
+        .allSatisfy(i -> assertThat(i.getSpec().getConfigurationName()).isEqualTo("widgets"))
+        .hasSize(2);
+  }
+
+  private java.util.Optional<String> condition(String configuration, String type) {
+    Configuration c = stored(configuration);
+    if (c == null || c.getStatus() == null) {
+      return java.util.Optional.empty();
+    }
+    return c.getStatus().getConditions().stream()
+        .filter(x -> x.getType().equals(type))
+        .map(x -> x.getStatus())
+        .findFirst();
+  }
+
+  @Test
+  void agentRestartKeepsClaimsOfRunningPodsAndCreatesNoDuplicates() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30));
+    cluster.start("n2", Duration.ofSeconds(30));
+    cluster.apply(WIDGETS);
+    String shared = sharedInstance();
+    cluster.awaitAllocatable("n1", "akri.sh/" + shared, 2);
+    PodAdmission pod =
+        cluster
+            .kubelet("n1")
+            .admit(Pod.of("default", "user", Container.of("app", "akri.sh/" + shared, 1)));
+    String slot = pod.containers().get("app").deviceIds().get("akri.sh/" + shared).get(0);
+    List<String> before =
+        cluster.instances().stream().map(i -> i.getMetadata().getUid()).sorted().toList();
+
+    cluster.stop("n1");
+    cluster.start("n1", Duration.ofSeconds(30));
+
+    cluster.awaitCapacity("n1", "akri.sh/" + shared, 2);
+    assertThat(cluster.instances().stream().map(i -> i.getMetadata().getUid()).sorted().toList())
+        .isEqualTo(before);
+    assertThat(cluster.instance(shared).orElseThrow().getSpec().getDeviceUsage())
+        .containsEntry(slot, "n1");
+    assertThat(cluster.instance(shared).orElseThrow().getSpec().getNodes())
+        .containsExactly("n1", "n2");
+  }
+
+  @Test
+  void instanceDeletedWhileItsDeviceIsHereIsWrittenAgain() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30));
+    cluster.apply(WIDGETS);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.instances().size() == 2);
+    Instance victim = cluster.instances().get(0);
+
+    cluster.admin.resource(victim).delete();
+
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                cluster
+                    .instance(victim.getMetadata().getName())
+                    .map(i -> !i.getMetadata().getUid().equals(victim.getMetadata().getUid()))
+                    .orElse(false));
+  }
+
+  @Test
+  void vanishedSharedDeviceLeavesOnlyThatNodeAfterTheGrace() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(1));
+    cluster.start("n2", Duration.ofSeconds(1));
+    cluster.apply(WIDGETS);
+    String shared = sharedInstance();
+    cluster.awaitAllocatable("n2", "akri.sh/" + shared, 2);
+
+    cluster.edit(
+        "widgets",
+        edited -> {
+          edited
+              .getSpec()
+              .getDiscoveryHandler()
+              .setDiscoveryDetails(
+                  """
+        deviceMapping:
+          - hosts: [n1]
+            devices:
+              - resourceName: example.com/widget
+                instanceID: "0001"
+                env:
+                  IP: 10.0.0.1
+        """);
+        });
+
+    cluster.awaitAllocatable("n2", "akri.sh/" + shared, 0);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(cluster.instance(shared).orElseThrow().getSpec().getNodes())
+                    .containsExactly("n1"));
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.instances().size() == 1);
+  }
+
+  @Test
+  void nodeKeepsNoAkriResourcesTheAgentStoppedServing() throws Exception {
+    cluster
+        .admin
+        .nodes()
+        .resource(
+            new NodeBuilder()
+                .withNewMetadata()
+                .withName("n1")
+                .endMetadata()
+                .withNewStatus()
+                .addToCapacity("cpu", new Quantity("2"))
+                .addToCapacity("akri.sh/left-over-abcdef", new Quantity("0"))
+                .addToAllocatable("akri.sh/left-over-abcdef", new Quantity("0"))
+                .endStatus()
+                .build())
+        .create();
+    cluster.start("n1", Duration.ofSeconds(1));
+    cluster.apply(WIDGETS);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.instances().size() == 2);
+    String gone = InstanceNames.instanceName("widgets", "example.com/widget/0002", true, "n1");
+    assertThat(cluster.instance(gone)).isPresent();
+    // The kubelet would have put the served resource on the Node.
+    io.fabric8.kubernetes.api.model.Node node = cluster.admin.nodes().withName("n1").get();
+    node.getStatus().getCapacity().put("akri.sh/" + gone, new Quantity("2"));
+    node.getStatus().getAllocatable().put("akri.sh/" + gone, new Quantity("2"));
+    cluster.admin.nodes().resource(node).updateStatus();
+
+    cluster.edit(
+        "widgets",
+        edited -> {
+          edited
+              .getSpec()
+              .getDiscoveryHandler()
+              .setDiscoveryDetails(
+                  """
+        deviceMapping:
+          - hosts: [n1]
+            devices:
+              - resourceName: example.com/widget
+                instanceID: "0001"
+        """);
+        });
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              var status = cluster.admin.nodes().withName("n1").get().getStatus();
+              assertThat(status.getCapacity())
+                  .containsKey("cpu")
+                  .doesNotContainKeys("akri.sh/" + gone, "akri.sh/left-over-abcdef");
+              assertThat(status.getAllocatable())
+                  .doesNotContainKeys("akri.sh/" + gone, "akri.sh/left-over-abcdef");
+            });
   }
 }

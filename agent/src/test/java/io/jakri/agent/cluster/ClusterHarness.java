@@ -105,6 +105,21 @@ final class ClusterHarness implements AutoCloseable {
         .createOr(existing -> existing.update());
   }
 
+  /** Changes a stored Configuration, retrying when an agent's status write got in between. */
+  void edit(String name, java.util.function.Consumer<Configuration> change) {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .ignoreExceptionsInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class)
+        .until(
+            () -> {
+              Configuration c =
+                  admin.resources(Configuration.class).inNamespace(NS).withName(name).get();
+              change.accept(c);
+              admin.resource(c).update();
+              return true;
+            });
+  }
+
   Optional<Instance> instance(String name) {
     return Optional.ofNullable(
         admin.resources(Instance.class).inNamespace(NS).withName(name).get());

@@ -1,0 +1,338 @@
+package io.jakri.agent.reclaim;
+
+import io.jakri.agent.instance.Instance;
+import io.jakri.agent.instance.InstanceStore;
+import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.instance.SlotUsage;
+import io.jakri.agent.instance.StoreException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Frees slots that this node holds but no container uses any more (DESIGN §3: "Slots that no
+ * running container uses any more (per the kubelet's PodResources API) are freed after a grace
+ * period"). The kubelet never tells a device plugin that a pod ended, so without this a slot
+ * claimed in Allocate would stay taken forever.
+ *
+ * <p>Each round: ask PodResources which devices are in use, then look at every slot of every stored
+ * Instance held by this node ({@link SlotUsage.NodeUse} or {@link SlotUsage.ClassUse} of this
+ * node). A held slot is <em>in use</em> when its id (or, for a class claim, its class device id)
+ * appears in PodResources under any resource: under {@code akri.sh/<instance>} for a node claim,
+ * under a class resource for a class claim, and, to stay on the safe side when the two disagree,
+ * under the other kind too. A held slot not in use becomes a <em>candidate</em>; a candidate that
+ * is still held the same way and still unused in a round at least {@code grace} after it was first
+ * seen is freed. So a slot is freed only when it was held continuously, the same way, and seen
+ * unused in successful PodResources answers spanning at least the grace period. The grace also
+ * covers the window in which Allocate has claimed a slot but the kubelet does not list the
+ * container yet.
+ *
+ * <p>A candidate is dropped (its timer reset) when its slot is seen in use, seen held differently
+ * or not at all, or when the store reports any change of that slot's usage (this catches "freed and
+ * claimed again" between two rounds). A failed PodResources call frees nothing and drops all
+ * candidates: continuous non-use cannot be vouched for across a blind spot. It is logged once per
+ * outage at WARN, and its end at INFO.
+ *
+ * <p>Limitation inherited from the kubelet: its v1 List reports app containers (and restartable
+ * init containers), not classic init containers, so a slot used only by an init container that runs
+ * longer than the grace period could be freed early.
+ *
+ * <p>Threading: rounds run on the given scheduler, one at a time; {@link #runOnce()} may also be
+ * called directly (tests) but not concurrently with itself. Store listener callbacks may come from
+ * any thread. The mutation given to {@link InstanceUpdates} consults the candidate map to refuse a
+ * free whose candidate was reset meanwhile.
+ */
+public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SlotReclaimer.class);
+
+  /** How long a held slot must be seen unused before it is freed. */
+  public static final Duration DEFAULT_GRACE = Duration.ofSeconds(20);
+
+  /** The longest time between two rounds. */
+  public static final Duration MAX_PERIOD = Duration.ofSeconds(5);
+
+  private static final Duration MIN_PERIOD = Duration.ofMillis(50);
+
+  private final String node;
+  private final PodResourcesClient podResources;
+  private final InstanceUpdates updates;
+  private final ScheduledExecutorService scheduler;
+  private final Clock clock;
+  private final Duration grace;
+  private final Duration period;
+  private final Map<SlotKey, Candidate> candidates = new ConcurrentHashMap<>();
+  private final AtomicLong reclaimed = new AtomicLong();
+
+  // Only touched by the round (one at a time) and start/close (synchronized).
+  private boolean listFailing;
+  private ScheduledFuture<?> periodic;
+  private volatile boolean closed;
+
+  /**
+   * @param node this node's name; only its slots are ever freed
+   * @param podResources the kubelet's PodResources API (not closed by this class)
+   * @param updates writes to the Instance store; its store is also watched for slot changes
+   * @param scheduler runs the rounds (shared; not shut down by this class)
+   * @param grace how long a held slot must be seen unused before it is freed
+   * @param period time between the end of one round and the start of the next
+   */
+  public SlotReclaimer(
+      String node,
+      PodResourcesClient podResources,
+      InstanceUpdates updates,
+      ScheduledExecutorService scheduler,
+      Clock clock,
+      Duration grace,
+      Duration period) {
+    this.node = Objects.requireNonNull(node, "node");
+    this.podResources = Objects.requireNonNull(podResources, "podResources");
+    this.updates = Objects.requireNonNull(updates, "updates");
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    if (grace.isNegative() || period.isZero() || period.isNegative()) {
+      throw new IllegalArgumentException(
+          "grace must not be negative and period must be positive: " + grace + ", " + period);
+    }
+    this.grace = grace;
+    this.period = period;
+  }
+
+  /**
+   * A round period fitting {@code grace}: a quarter of it, between 50 ms and {@link #MAX_PERIOD} (5
+   * s for the default 20 s grace), so a slot is freed at most about a period after its grace ends.
+   */
+  public static Duration periodFor(Duration grace) {
+    Duration quarter = grace.dividedBy(4);
+    if (quarter.compareTo(MIN_PERIOD) < 0) {
+      return MIN_PERIOD;
+    }
+    return quarter.compareTo(MAX_PERIOD) > 0 ? MAX_PERIOD : quarter;
+  }
+
+  /** Watches the store and schedules the rounds. Idempotent; no-op after {@link #close()}. */
+  public synchronized void start() {
+    if (periodic != null || closed) {
+      return;
+    }
+    updates.store().addListener(this);
+    periodic =
+        scheduler.scheduleWithFixedDelay(
+            this::runSafely, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+    LOG.info(
+        "slot reclaimer on node {}: freeing slots unused for {} (checked every {})",
+        node,
+        grace,
+        period);
+  }
+
+  /** How many slots this reclaimer has freed. */
+  public long reclaimed() {
+    return reclaimed.get();
+  }
+
+  /** The grace period. */
+  public Duration grace() {
+    return grace;
+  }
+
+  private void runSafely() {
+    try {
+      runOnce();
+    } catch (RuntimeException e) {
+      // Never let an exception end the periodic task.
+      LOG.warn("slot reclaimer round failed", e);
+    }
+  }
+
+  /** One round, as described in the class comment. Returns how many slots it freed. */
+  public int runOnce() {
+    if (closed) {
+      return 0;
+    }
+    Instant listedAt = clock.instant();
+    Set<DeviceInUse> inUse;
+    try {
+      inUse = podResources.devicesInUse();
+    } catch (PodResourcesException e) {
+      candidates.clear();
+      if (!listFailing && !closed) {
+        listFailing = true;
+        LOG.warn(
+            "cannot ask the kubelet which devices are in use; freeing no slots until it answers:"
+                + " {}",
+            e.getMessage());
+      }
+      return 0;
+    }
+    if (listFailing) {
+      listFailing = false;
+      LOG.info("the kubelet's PodResources API answers again; slot reclamation resumes");
+    }
+    List<Instance> instances;
+    try {
+      instances = updates.store().list();
+    } catch (StoreException e) {
+      LOG.warn("slot reclaimer: cannot list instances: {}", e.getMessage());
+      return 0;
+    }
+    // Taken after both reads: a claim seen held here happened before this instant, so the grace
+    // counts from no earlier than the claim.
+    Instant observedAt = clock.instant();
+    // Slot ids are unique across resources, so an id in use under any resource is in use.
+    Set<String> idsInUse = new HashSet<>();
+    for (DeviceInUse d : inUse) {
+      idsInUse.add(d.deviceId());
+    }
+    Set<SlotKey> held = new HashSet<>();
+    Map<SlotKey, Candidate> due = new LinkedHashMap<>();
+    for (Instance instance : instances) {
+      for (Map.Entry<String, SlotUsage> slot : instance.deviceUsage().entrySet()) {
+        SlotUsage usage = slot.getValue();
+        if (!usage.heldBy(node)) {
+          continue;
+        }
+        SlotKey key = new SlotKey(instance.name(), slot.getKey());
+        held.add(key);
+        if (inUse(slot.getKey(), usage, idsInUse)) {
+          candidates.remove(key);
+          continue;
+        }
+        Candidate candidate =
+            candidates.compute(
+                key,
+                (k, old) ->
+                    old != null && old.usage().equals(usage)
+                        ? old
+                        : new Candidate(usage, observedAt));
+        if (Duration.between(candidate.since(), listedAt).compareTo(grace) >= 0) {
+          due.put(key, candidate);
+        }
+      }
+    }
+    candidates.keySet().retainAll(held);
+    int freed = 0;
+    for (Map.Entry<SlotKey, Candidate> e : due.entrySet()) {
+      if (free(e.getKey(), e.getValue(), listedAt)) {
+        freed++;
+      }
+    }
+    return freed;
+  }
+
+  /** Whether a container holds the slot (see the class comment for why any resource counts). */
+  private static boolean inUse(String slotId, SlotUsage usage, Set<String> idsInUse) {
+    return idsInUse.contains(slotId)
+        || usage instanceof SlotUsage.ClassUse c && idsInUse.contains(c.vdev());
+  }
+
+  private boolean free(SlotKey key, Candidate candidate, Instant listedAt) {
+    boolean[] freedIt = {false};
+    try {
+      updates.apply(
+          key.instance(),
+          current -> {
+            freedIt[0] = false;
+            if (current.isEmpty()
+                || closed
+                || candidates.get(key) != candidate
+                || !candidate.usage().equals(current.get().deviceUsage().get(key.slot()))) {
+              // Gone, or claimed anew or differently since it was seen unused: not ours to free.
+              return current;
+            }
+            Map<String, SlotUsage> usage = new LinkedHashMap<>(current.get().deviceUsage());
+            usage.put(key.slot(), SlotUsage.Free.INSTANCE);
+            freedIt[0] = true;
+            return Optional.of(current.get().withUsage(usage));
+          });
+    } catch (StoreException e) {
+      LOG.warn(
+          "instance {}: could not free unused slot {} of node {}: {}",
+          key.instance(),
+          key.slot(),
+          node,
+          e.getMessage());
+      return false;
+    }
+    candidates.remove(key, candidate);
+    if (freedIt[0]) {
+      reclaimed.incrementAndGet();
+      LOG.info(
+          "instance {}: freed slot {} held by node {} ({}): no container has used it for {}",
+          key.instance(),
+          key.slot(),
+          node,
+          candidate.usage() instanceof SlotUsage.ClassUse ? "class resource" : "instance resource",
+          Duration.between(candidate.since(), listedAt));
+    }
+    return freedIt[0];
+  }
+
+  /** Resets the timer of every candidate whose slot changed (e.g. freed and claimed again). */
+  @Override
+  public void changed(Instance instance) {
+    for (Map.Entry<String, SlotUsage> slot : instance.deviceUsage().entrySet()) {
+      SlotKey key = new SlotKey(instance.name(), slot.getKey());
+      Candidate candidate = candidates.get(key);
+      if (candidate != null && !candidate.usage().equals(slot.getValue())) {
+        candidates.remove(key, candidate);
+      }
+    }
+  }
+
+  @Override
+  public void deleted(String name) {
+    candidates.keySet().removeIf(k -> k.instance().equals(name));
+  }
+
+  /**
+   * Stops scheduling rounds; a round in progress frees nothing more. Idempotent. The store listener
+   * stays registered but is inert in effect (it only drops candidates).
+   */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    if (periodic != null) {
+      periodic.cancel(false);
+    }
+    candidates.clear();
+  }
+
+  private record SlotKey(String instance, String slot) {}
+
+  /**
+   * A held slot seen unused since {@code since}. Compared by identity: a reset replaces it by a new
+   * object even when the values are equal.
+   */
+  private static final class Candidate {
+    private final SlotUsage usage;
+    private final Instant since;
+
+    Candidate(SlotUsage usage, Instant since) {
+      this.usage = usage;
+      this.since = since;
+    }
+
+    SlotUsage usage() {
+      return usage;
+    }
+
+    Instant since() {
+      return since;
+    }
+  }
+}

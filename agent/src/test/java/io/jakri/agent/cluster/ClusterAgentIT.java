@@ -461,4 +461,50 @@ class ClusterAgentIT {
                   .doesNotContainKeys("akri.sh/" + gone, "akri.sh/left-over-abcdef");
             });
   }
+
+  @Test
+  void slotsNoContainerUsesAreFreedInTheApiServerAfterTheReclaimGrace() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30), Duration.ofMillis(500));
+    cluster.start("n2", Duration.ofSeconds(30), Duration.ofMillis(500));
+    cluster.apply(WIDGETS);
+    String shared = sharedInstance();
+    cluster.awaitAllocatable("n1", "akri.sh/" + shared, 2);
+    cluster.awaitAllocatable("n1", "example.com/widget", 4);
+    cluster
+        .kubelet("n1")
+        .admit(Pod.of("default", "done", Container.of("app", "akri.sh/" + shared, 1)));
+    cluster
+        .kubelet("n1")
+        .admit(Pod.of("default", "class-user", Container.of("app", "example.com/widget", 1)));
+    PodAdmission running =
+        cluster
+            .kubelet("n1")
+            .admit(Pod.of("default", "running", Container.of("app", "akri.sh/" + shared, 1)));
+    String kept = running.containers().get("app").deviceIds().get("akri.sh/" + shared).get(0);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                cluster.instances().stream()
+                        .flatMap(i -> i.getSpec().getDeviceUsage().values().stream())
+                        .filter(u -> !u.isEmpty())
+                        .count()
+                    == 3);
+
+    cluster.kubelet("n1").removePod("default", "done");
+    cluster.kubelet("n1").removePod("default", "class-user");
+
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        cluster.instances().stream()
+                            .flatMap(i -> i.getSpec().getDeviceUsage().entrySet().stream())
+                            .filter(e -> !e.getValue().isEmpty())
+                            .map(e -> e.getKey() + "=" + e.getValue())
+                            .toList())
+                    .containsExactly(kept + "=n1"));
+    cluster.awaitAllocatable("n2", "akri.sh/" + shared, 1);
+  }
 }

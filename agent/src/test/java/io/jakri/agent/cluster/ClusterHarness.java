@@ -3,12 +3,12 @@ package io.jakri.agent.cluster;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.crd.Configuration;
+import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
@@ -39,10 +39,9 @@ final class ClusterHarness implements AutoCloseable {
     this.server = server;
     this.admin = admin;
     this.root = root;
-    for (CustomResourceDefinition crd :
-        List.of(
-            crd("configurations", "Configuration", "akric"),
-            crd("instances", "Instance", "akrii"))) {
+    // The CRDs as shipped (crds/*.akri.sh.yaml); the mock server needs them for the status
+    // subresource.
+    for (CustomResourceDefinition crd : Crds.load()) {
       if (admin
               .apiextensions()
               .v1()
@@ -57,6 +56,11 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Starts (or restarts) the agent of {@code node}. */
   Agent start(String node, Duration offlineGrace) throws IOException {
+    return start(node, offlineGrace, Duration.ofSeconds(20));
+  }
+
+  /** Starts (or restarts) the agent of {@code node} with a reclaim grace. */
+  Agent start(String node, Duration offlineGrace, Duration reclaimGrace) throws IOException {
     Path dir = root.resolve(node);
     Files.createDirectories(dir);
     AgentOptions options =
@@ -68,7 +72,8 @@ final class ClusterHarness implements AutoCloseable {
                 dir.resolve("device-plugins"),
                 dir.resolve("pod-resources").resolve("kubelet.sock"),
                 PLUGINS,
-                offlineGrace)
+                offlineGrace,
+                reclaimGrace)
             .inCluster(NS, true);
     Agent agent = Agent.start(options, Optional.of(server.createClient()));
     agents.put(node, agent);
@@ -154,38 +159,6 @@ final class ClusterHarness implements AutoCloseable {
         .append("\n    discoveryDetails: |\n");
     details.lines().forEach(l -> yaml.append("      ").append(l).append('\n'));
     return yaml.toString();
-  }
-
-  private static CustomResourceDefinition crd(String plural, String kind, String shortName) {
-    return new CustomResourceDefinitionBuilder()
-        .withNewMetadata()
-        .withName(plural + "." + Configuration.GROUP)
-        .endMetadata()
-        .withNewSpec()
-        .withGroup(Configuration.GROUP)
-        .withScope("Namespaced")
-        .withNewNames()
-        .withKind(kind)
-        .withPlural(plural)
-        .withShortNames(shortName)
-        .endNames()
-        .addNewVersion()
-        .withName(Configuration.VERSION)
-        .withServed(true)
-        .withStorage(true)
-        .withNewSubresources()
-        .withNewStatus()
-        .endStatus()
-        .endSubresources()
-        .withNewSchema()
-        .withNewOpenAPIV3Schema()
-        .withType("object")
-        .withXKubernetesPreserveUnknownFields(true)
-        .endOpenAPIV3Schema()
-        .endSchema()
-        .endVersion()
-        .endSpec()
-        .build();
   }
 
   @Override

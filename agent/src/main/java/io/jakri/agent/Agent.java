@@ -56,6 +56,14 @@ public final class Agent implements AutoCloseable {
   /** The agent version plugins are checked against ({@code Plugin-Requires}). */
   public static final String VERSION = "0.1.0";
 
+  private static final Duration LEFTOVER_SWEEP = Duration.ofMinutes(5);
+
+  /** How often the API client itself retries a failed request before the agent's own backoff. */
+  public static final int API_RETRIES = 2;
+
+  /** The API client's first retry interval (it doubles). */
+  public static final int API_RETRY_INTERVAL_MS = 100;
+
   private final AgentOptions options;
   private final EventLoopGroup group;
   private final ExecutorService grpcExecutor;
@@ -243,7 +251,19 @@ public final class Agent implements AutoCloseable {
     if (options.standalone()) {
       return start(options, Optional.empty());
     }
-    return start(options, Optional.of(new KubernetesClientBuilder().build()));
+    // In-cluster service account, else kubeconfig. The agent retries on its own schedule (watches
+    // reconnect, writes back off); fabric8's default of ten retries per request would hold an
+    // Allocate for tens of seconds while the API server is away.
+    io.fabric8.kubernetes.client.Config config =
+        new io.fabric8.kubernetes.client.ConfigBuilder(
+                io.fabric8.kubernetes.client.Config.autoConfigure(null))
+            .withRequestRetryBackoffLimit(API_RETRIES)
+            .withRequestRetryBackoffInterval(API_RETRY_INTERVAL_MS)
+            .withConnectionTimeout(5_000)
+            .withRequestTimeout(10_000)
+            .build();
+    LOG.info("API server {} (namespace {})", config.getMasterUrl(), options.namespace());
+    return start(options, Optional.of(new KubernetesClientBuilder().withConfig(config).build()));
   }
 
   /**
@@ -299,7 +319,8 @@ public final class Agent implements AutoCloseable {
   /**
    * After a restart, Instances may still list this node for devices it no longer sees (or of
    * Configurations deleted meanwhile). Once the Instances are listed and discovery had the offline
-   * grace to find its devices again, this node leaves every Instance nobody here reports.
+   * grace to find its devices again, this node leaves every Instance nobody here reports. Repeats
+   * every {@link #LEFTOVER_SWEEP}.
    */
   private void scheduleLeftoverSweep(Duration after) {
     scheduler.schedule(
@@ -309,6 +330,8 @@ public final class Agent implements AutoCloseable {
             scheduleLeftoverSweep(Duration.ofSeconds(5));
             return;
           }
+          // Again later: a removal that failed while the API server was away is retried here.
+          scheduleLeftoverSweep(LEFTOVER_SWEEP);
           java.util.List<String> mine =
               c.store().list().stream()
                   .filter(i -> i.nodes().contains(options.nodeName()))

@@ -374,6 +374,7 @@ public final class DiscoveryManager implements AutoCloseable {
       return;
     }
     List<DiscoveredDevice> snapshot = pending.devices();
+    run.lastSnapshot = snapshot;
     Map<String, DiscoveredDevice> seen = new LinkedHashMap<>();
     int rejected = 0;
     for (DiscoveredDevice device : snapshot) {
@@ -462,13 +463,16 @@ public final class DiscoveryManager implements AutoCloseable {
     try {
       lifecycle.seen(device);
     } catch (StoreException e) {
-      LOG.error(
-          "instance {}: cannot record it in the store ({}); will retry on the next snapshot",
-          device.instanceName(),
-          e.getMessage());
       run.devices.remove(device.instanceName());
+      long delay = run.scheduleRepublish();
+      LOG.error(
+          "instance {}: cannot record it in the store ({}); retrying in {} ms",
+          device.instanceName(),
+          e.getMessage(),
+          delay);
       return;
     }
+    run.publishFailures = 0;
     resources.upsertLocal(device);
   }
 
@@ -494,6 +498,32 @@ public final class DiscoveryManager implements AutoCloseable {
     final Map<String, LocalDevice> devices = new LinkedHashMap<>();
     final Map<String, ScheduledFuture<?>> graceTimers = new HashMap<>();
     final AtomicReference<Pending> pending = new AtomicReference<>();
+    List<DiscoveredDevice> lastSnapshot = List.of();
+    int publishFailures;
+    ScheduledFuture<?> republish;
+
+    /**
+     * Processes the last snapshot again after a backoff (1 s doubling to 1 min), so devices whose
+     * Instance could not be written are retried even if the handler reports nothing new.
+     */
+    long scheduleRepublish() {
+      long delay =
+          Math.min(MAX_RESTART.toMillis(), MIN_RESTART.toMillis() << Math.min(publishFailures, 6));
+      publishFailures++;
+      if (republish == null || republish.isDone()) {
+        long id = runId;
+        republish =
+            scheduler.schedule(
+                () -> {
+                  if (pending.compareAndSet(null, new Pending(id, lastSnapshot))) {
+                    loop.execute(() -> onSnapshot(Run.this));
+                  }
+                },
+                delay,
+                TimeUnit.MILLISECONDS);
+      }
+      return delay;
+    }
 
     Run(ConfigurationSpec spec) {
       this.spec = spec;
@@ -540,6 +570,10 @@ public final class DiscoveryManager implements AutoCloseable {
 
     void cancelTimers() {
       cancelRestart();
+      if (republish != null) {
+        republish.cancel(false);
+        republish = null;
+      }
       graceTimers.values().forEach(t -> t.cancel(false));
       graceTimers.clear();
     }

@@ -507,4 +507,28 @@ class ClusterAgentIT {
                     .containsExactly(kept + "=n1"));
     cluster.awaitAllocatable("n2", "akri.sh/" + shared, 1);
   }
+
+  @Test
+  void instancesTheApiServerRefusedAreWrittenOnceItAcceptsWritesAgain() throws Exception {
+    // Six refused creates: the client's own retries (3 attempts per call) and then the agent's
+    // backoff must carry the Instance through, with no new snapshot from the handler.
+    server
+        .expect()
+        .post()
+        .withPath("/apis/akri.sh/v0/namespaces/default/instances")
+        .andReturn(503, "{\"kind\":\"Status\",\"code\":503}")
+        .times(6);
+    cluster.start("n1", Duration.ofSeconds(30));
+    cluster.apply(
+        ClusterHarness.configuration(
+            "late",
+            "static",
+            1,
+            "deviceMapping:\n  - hosts: [n1]\n    devices:\n"
+                + "      - resourceName: example.com/late\n        instanceID: \"1\"\n"));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> cluster.instances().size() == 1);
+    String name = cluster.instances().get(0).getMetadata().getName();
+    cluster.awaitAllocatable("n1", "akri.sh/" + name, 1);
+  }
 }

@@ -75,7 +75,17 @@ final class ClusterHarness implements AutoCloseable {
                 offlineGrace,
                 reclaimGrace)
             .inCluster(NS, true);
-    Agent agent = Agent.start(options, Optional.of(server.createClient()));
+    // The same request retries as Agent.start gives a real client.
+    Agent agent =
+        Agent.start(
+            options,
+            Optional.of(
+                server.createClient(
+                    b ->
+                        b.editOrNewConfig()
+                            .withRequestRetryBackoffLimit(Agent.API_RETRIES)
+                            .withRequestRetryBackoffInterval(Agent.API_RETRY_INTERVAL_MS)
+                            .endConfig())));
     agents.put(node, agent);
     return agent;
   }

@@ -14,7 +14,7 @@ import java.util.Optional;
  * A standalone agent with its kubelet emulator in a temp dir, using the handler jars that {@code
  * mvn package} put in {@code target/plugins}. For integration tests.
  */
-final class TestAgent implements AutoCloseable {
+public final class TestAgent implements AutoCloseable {
 
   static final Path PLUGINS = Path.of("target", "plugins").toAbsolutePath();
 
@@ -77,7 +77,7 @@ final class TestAgent implements AutoCloseable {
         .until(() -> kubelet().allocatable().getOrDefault(resource, -1L) == count);
   }
 
-  static String configuration(String name, String handler, int capacity, String details) {
+  public static String configuration(String name, String handler, int capacity, String details) {
     StringBuilder yaml = new StringBuilder();
     yaml.append("apiVersion: akri.sh/v0\nkind: Configuration\nmetadata:\n  name: ")
         .append(name)

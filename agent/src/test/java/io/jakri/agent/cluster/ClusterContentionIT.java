@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.ManagedChannel;
@@ -14,8 +13,6 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.jakri.agent.instance.SlotUsage;
-import io.jakri.crd.Instance;
 import io.jakri.kubelet.v1beta1.AllocateRequest;
 import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
@@ -23,7 +20,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -117,7 +113,7 @@ class ClusterContentionIT {
     int totalGrants = 0;
     try {
       for (int rep = 0; rep < REPETITIONS; rep++) {
-        freeAllSlots(instance);
+        cluster.freeAllSlots(instance);
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Grant>> futures = new ArrayList<>();
         for (String node : nodes) {
@@ -186,63 +182,11 @@ class ClusterContentionIT {
         (apiWrites() - callsBefore) / (double) allocates);
   }
 
-  private java.util.Optional<io.jakri.agent.instance.Instance> storedIn(String node, String name) {
-    try {
-      return cluster.agent(node).instances().get(name);
-    } catch (io.jakri.agent.instance.StoreException e) {
-      return java.util.Optional.empty();
-    }
-  }
-
   private record Grant(String node, String slot, boolean granted) {}
 
   private long apiWrites() {
     return cluster.nodes().stream()
         .mapToLong(n -> cluster.agent(n).apiCalls().orElseThrow().total())
         .sum();
-  }
-
-  /** Frees every slot (as reclamation would) and waits until every agent has seen it. */
-  private void freeAllSlots(String instance) {
-    freeInApi(instance);
-    awaitSeenFree(instance);
-  }
-
-  private void freeInApi(String instance) {
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .ignoreExceptionsInstanceOf(KubernetesClientException.class)
-        .until(
-            () -> {
-              Instance current = cluster.instance(instance).orElseThrow();
-              Map<String, String> usage = new LinkedHashMap<>(current.getSpec().getDeviceUsage());
-              if (usage.values().stream().allMatch(String::isEmpty)) {
-                return true;
-              }
-              usage.replaceAll((k, v) -> "");
-              current.getSpec().setDeviceUsage(usage);
-              cluster.admin.resource(current).update();
-              return true;
-            });
-  }
-
-  private void awaitSeenFree(String instance) {
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(
-            () ->
-                cluster.nodes().stream()
-                    .allMatch(
-                        n ->
-                            cluster
-                                .agent(n)
-                                .resources()
-                                .local(instance)
-                                .flatMap(d -> storedIn(n, instance))
-                                .map(
-                                    i ->
-                                        i.deviceUsage().values().stream()
-                                            .allMatch(u -> u instanceof SlotUsage.Free))
-                                .orElse(false)));
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.ManagedChannel;
@@ -14,8 +13,6 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.jakri.agent.Agent;
-import io.jakri.agent.instance.SlotUsage;
-import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.Instance;
 import io.jakri.kubelet.v1beta1.AllocateRequest;
 import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
@@ -142,7 +139,7 @@ class ClusterCostIT {
     List<Long> floor = new ArrayList<>();
     long calls = 0;
     for (int i = 0; i < ALLOCATES; i++) {
-      free(agent, name);
+      cluster.freeAllSlots(name);
       long before = agent.apiCalls().orElseThrow().total();
       long start = System.nanoTime();
       stub.withDeadlineAfter(10, TimeUnit.SECONDS).allocate(request);
@@ -170,39 +167,6 @@ class ClusterCostIT {
         percentile(floor, 50),
         percentile(floor, 99));
     assertThat(calls).isBetween((long) ALLOCATES, 2L * ALLOCATES);
-  }
-
-  /** Frees the slot through the API and waits until the agent's cache has seen it. */
-  private void free(Agent agent, String name) {
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .ignoreExceptionsInstanceOf(KubernetesClientException.class)
-        .until(
-            () -> {
-              Instance current =
-                  cluster
-                      .admin
-                      .resources(Instance.class)
-                      .inNamespace(ClusterHarness.NS)
-                      .withName(name)
-                      .get();
-              Map<String, String> usage = new LinkedHashMap<>(current.getSpec().getDeviceUsage());
-              usage.replaceAll((k, v) -> "");
-              current.getSpec().setDeviceUsage(usage);
-              cluster.admin.resource(current).update();
-              return true;
-            });
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(
-            () -> {
-              try {
-                return agent.instances().get(name).orElseThrow().deviceUsage().values().stream()
-                    .allMatch(u -> u instanceof SlotUsage.Free);
-              } catch (StoreException e) {
-                return false;
-              }
-            });
   }
 
   private static Map<ApiCalls.Verb, Long> delta(

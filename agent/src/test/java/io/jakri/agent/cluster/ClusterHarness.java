@@ -7,6 +7,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.TestAgent;
+import io.jakri.agent.instance.SlotUsage;
+import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
@@ -135,6 +138,44 @@ final class ClusterHarness implements AutoCloseable {
             });
   }
 
+  /**
+   * Frees every slot of an Instance through the API (as reclamation would) and waits until every
+   * running agent's store has seen it.
+   */
+  void freeAllSlots(String instance) {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .ignoreExceptionsInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class)
+        .until(
+            () -> {
+              Instance current = instance(instance).orElseThrow();
+              Map<String, String> usage =
+                  new java.util.LinkedHashMap<>(current.getSpec().getDeviceUsage());
+              if (usage.values().stream().allMatch(String::isEmpty)) {
+                return true;
+              }
+              usage.replaceAll((k, v) -> "");
+              current.getSpec().setDeviceUsage(usage);
+              admin.resource(current).update();
+              return true;
+            });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                agents.values().stream()
+                    .allMatch(
+                        a -> {
+                          try {
+                            return a.instances().get(instance).stream()
+                                .flatMap(i -> i.deviceUsage().values().stream())
+                                .allMatch(u -> u instanceof SlotUsage.Free);
+                          } catch (StoreException e) {
+                            return false;
+                          }
+                        }));
+  }
+
   Optional<Instance> instance(String name) {
     return Optional.ofNullable(
         admin.resources(Instance.class).inNamespace(NS).withName(name).get());
@@ -157,18 +198,7 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   static String configuration(String name, String handler, int capacity, String details) {
-    StringBuilder yaml = new StringBuilder();
-    yaml.append("apiVersion: akri.sh/v0\nkind: Configuration\nmetadata:\n  name: ")
-        .append(name)
-        .append("\n  namespace: ")
-        .append(NS)
-        .append("\nspec:\n  capacity: ")
-        .append(capacity)
-        .append("\n  discoveryHandler:\n    name: ")
-        .append(handler)
-        .append("\n    discoveryDetails: |\n");
-    details.lines().forEach(l -> yaml.append("      ").append(l).append('\n'));
-    return yaml.toString();
+    return TestAgent.configuration(name, handler, capacity, details);
   }
 
   @Override

@@ -138,12 +138,15 @@ class ClusterCostIT {
     List<Long> allocate = new ArrayList<>();
     List<Long> floor = new ArrayList<>();
     long calls = 0;
+    long http = 0;
     for (int i = 0; i < ALLOCATES; i++) {
       cluster.freeAllSlots(name);
       long before = agent.apiCalls().orElseThrow().total();
+      int httpBefore = server.getRequestCount();
       long start = System.nanoTime();
       stub.withDeadlineAfter(10, TimeUnit.SECONDS).allocate(request);
       allocate.add(System.nanoTime() - start);
+      http += server.getRequestCount() - httpBefore;
       calls += agent.apiCalls().orElseThrow().total() - before;
       // The floor: what one read-modify-write of the same Instance costs with a client.
       start = System.nanoTime();
@@ -159,9 +162,11 @@ class ClusterCostIT {
       floor.add(System.nanoTime() - start);
     }
     System.out.printf(
-        "COST per Allocate (uncontended, mock API server): %.2f API requests;"
+        "COST per Allocate (uncontended, mock API server): %.2f API requests (%.2f HTTP requests"
+            + " seen by the server);"
             + " Allocate p50 %.2f ms p99 %.2f ms; floor GET+PUT p50 %.2f ms p99 %.2f ms%n",
         calls / (double) ALLOCATES,
+        http / (double) ALLOCATES,
         percentile(allocate, 50),
         percentile(allocate, 99),
         percentile(floor, 50),

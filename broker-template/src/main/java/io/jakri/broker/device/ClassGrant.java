@@ -1,6 +1,7 @@
 package io.jakri.broker.device;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
@@ -37,7 +38,7 @@ public record ClassGrant(String prefix, int numDevices, List<Device> devices) im
   /** The env name prefix for a class resource name, as the agent computes it. */
   public static String prefixOf(String resourceName) {
     return resourceName
-        .toUpperCase(java.util.Locale.ROOT)
+        .toUpperCase(Locale.ROOT)
         .replace(".", "")
         .replace('/', '_')
         .replace('-', '_');

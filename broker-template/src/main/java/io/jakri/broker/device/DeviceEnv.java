@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -292,7 +293,7 @@ public record DeviceEnv(List<Grant> grants, List<String> warnings) {
 
   /** Collects distinct warnings up to {@link #MAX_WARNINGS}. */
   private static final class Warnings {
-    private final Set<String> messages = new java.util.LinkedHashSet<>();
+    private final Set<String> messages = new LinkedHashSet<>();
 
     void add(String message) {
       if (messages.size() < MAX_WARNINGS) {

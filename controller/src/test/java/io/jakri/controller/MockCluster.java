@@ -89,6 +89,11 @@ final class MockCluster implements AutoCloseable {
     }
   }
 
+  /** The request body without consuming it (the CRUD dispatcher reads it afterwards). */
+  static String body(RecordedRequest request) {
+    return new String(request.getBody().getBytes(), java.nio.charset.StandardCharsets.UTF_8);
+  }
+
   /** From now on, POSTs matching {@code which} get 422 Invalid with a cause on {@code field}. */
   void rejectPosts(Predicate<RecordedRequest> which, String field) {
     rejectField = field;

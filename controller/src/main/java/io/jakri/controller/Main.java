@@ -81,7 +81,20 @@ public final class Main implements Callable<Integer> {
             defaults.retryMax());
     ApiCalls calls = new ApiCalls();
     CountDownLatch stop = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown, "jakri-controller-stop"));
+    java.util.concurrent.atomic.AtomicBoolean started =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    // SIGTERM (kubelet stopping the Pod) and SIGINT end the run normally: exit status 0, not 143.
+    for (String signal : new String[] {"TERM", "INT"}) {
+      sun.misc.Signal.handle(
+          new sun.misc.Signal(signal),
+          s -> {
+            stop.countDown();
+            if (!started.get()) {
+              // Still waiting for the caches: nothing to wind down.
+              System.exit(0);
+            }
+          });
+    }
     ExecutorService pool = Executors.newFixedThreadPool(workers);
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     try (KubernetesClient client =
@@ -98,6 +111,7 @@ public final class Main implements Callable<Integer> {
                 scheduler,
                 RandomGenerator.getDefault())) {
       controller.start(Duration.ofMinutes(2));
+      started.set(true);
       stop.await();
       LOG.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());
     } finally {

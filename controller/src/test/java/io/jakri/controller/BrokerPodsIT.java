@@ -211,6 +211,19 @@ class BrokerPodsIT {
     await().atMost(WAIT).until(() -> pods().isEmpty() && services().isEmpty());
   }
 
+  @Test
+  void aDeletedConfigurationTakesItsBrokersAndServicesWithIt() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", true, "n1", "n2");
+    cluster.start();
+    await().atMost(WAIT).until(() -> pods().size() == 2 && services().size() == 2);
+
+    // The Instance stays (no garbage collector in the mock; agents may be slow to react).
+    cluster.client.resources(Configuration.class).inNamespace(NS).withName("cam").delete();
+
+    await().atMost(WAIT).until(() -> pods().isEmpty() && services().isEmpty());
+  }
+
   List<String> services() {
     return cluster.client.services().inNamespace(NS).list().getItems().stream()
         .map(s -> s.getMetadata().getName())

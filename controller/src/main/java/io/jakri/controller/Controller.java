@@ -7,6 +7,7 @@ import io.jakri.controller.queue.WorkQueue;
 import io.jakri.controller.reconcile.ClusterCache;
 import io.jakri.controller.reconcile.ConfigurationReconciler;
 import io.jakri.controller.reconcile.EventRecorder;
+import io.jakri.controller.reconcile.InFlightCreates;
 import io.jakri.controller.reconcile.InstanceReconciler;
 import io.jakri.controller.reconcile.NodeHealth;
 import io.jakri.controller.reconcile.ReconcileKey;
@@ -50,13 +51,14 @@ public final class Controller implements AutoCloseable {
     this.options = options;
     this.workers = workers;
     String ns = options.namespace();
-    this.cache = new ClusterCache(client, ns, options.resync());
+    InFlightCreates inFlight = new InFlightCreates(clock);
+    this.cache = new ClusterCache(client, ns, options.resync(), inFlight);
     BrokerTemplates templates = new BrokerTemplates(client.getKubernetesSerialization());
     Rejections rejections = new Rejections();
     EventRecorder events = new EventRecorder(client, ns, clock);
     NodeHealth nodeHealth = new NodeHealth(cache::node, options.nodeGrace());
     ConfigurationReconciler configurations =
-        new ConfigurationReconciler(client, ns, cache, templates, rejections, clock);
+        new ConfigurationReconciler(client, ns, cache, inFlight, templates, rejections, clock);
     // The instance reconciler re-queues Configuration keys; the queue exists only after it, so
     // it reaches the queue through this holder.
     QueueRef ref = new QueueRef();
@@ -65,6 +67,7 @@ public final class Controller implements AutoCloseable {
             client,
             ns,
             cache,
+            inFlight,
             templates,
             nodeHealth,
             rejections,

@@ -53,7 +53,11 @@ public final class ClusterCache implements AutoCloseable {
   private SharedIndexInformer<Job> jobs;
   private SharedIndexInformer<Service> services;
 
-  public ClusterCache(KubernetesClient client, String namespace, Duration resync) {
+  private final InFlightCreates inFlight;
+
+  public ClusterCache(
+      KubernetesClient client, String namespace, Duration resync, InFlightCreates inFlight) {
+    this.inFlight = inFlight;
     this.client = client;
     this.namespace = namespace;
     this.resync = resync;
@@ -128,6 +132,7 @@ public final class ClusterCache implements AutoCloseable {
     ResourceEventHandler<HasMetadata> owned =
         handler(
             o -> {
+              inFlight.done(o);
               Map<String, String> labels =
                   Optional.ofNullable(o.getMetadata().getLabels()).orElse(Map.of());
               Optional.ofNullable(labels.get(BrokerLabels.INSTANCE))

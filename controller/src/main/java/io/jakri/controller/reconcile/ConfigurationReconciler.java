@@ -54,6 +54,7 @@ public final class ConfigurationReconciler {
       KubernetesClient client,
       String namespace,
       ClusterCache cache,
+      InFlightCreates inFlight,
       BrokerTemplates templates,
       Rejections rejections,
       Clock clock) {
@@ -63,7 +64,7 @@ public final class ConfigurationReconciler {
     this.templates = templates;
     this.rejections = rejections;
     this.clock = clock;
-    this.writes = new Writes(client, namespace);
+    this.writes = new Writes(client, namespace, inFlight);
   }
 
   /** Reconciles Configuration {@code name}; throws on a failed write (retried with backoff). */

@@ -68,6 +68,7 @@ public final class InstanceReconciler {
       KubernetesClient client,
       String namespace,
       ClusterCache cache,
+      InFlightCreates inFlight,
       BrokerTemplates templates,
       NodeHealth nodeHealth,
       Rejections rejections,
@@ -85,7 +86,7 @@ public final class InstanceReconciler {
     this.requeue = requeue;
     this.pendingGrace = pendingGrace;
     this.clock = clock;
-    this.writes = new Writes(client, namespace);
+    this.writes = new Writes(client, namespace, inFlight);
   }
 
   /**

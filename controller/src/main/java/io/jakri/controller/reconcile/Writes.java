@@ -37,18 +37,28 @@ final class Writes {
 
   private final KubernetesClient client;
   private final String namespace;
+  private final InFlightCreates inFlight;
 
-  Writes(KubernetesClient client, String namespace) {
+  Writes(KubernetesClient client, String namespace, InFlightCreates inFlight) {
     this.client = client;
     this.namespace = namespace;
+    this.inFlight = inFlight;
   }
 
-  /** Creates {@code object}; returns normally when it already exists. */
+  /**
+   * Creates {@code object}; returns normally when it already exists or a create of it is still
+   * waiting for its informer event ({@link InFlightCreates}).
+   */
   void create(HasMetadata object) {
+    if (!inFlight.begin(object)) {
+      LOG.debug("{}({}/{}) create in flight", kind(object), namespace, name(object));
+      return;
+    }
     try {
       client.resource(object).inNamespace(namespace).create();
       LOG.info("{}({}/{}) created", kind(object), namespace, name(object));
     } catch (KubernetesClientException e) {
+      inFlight.done(object);
       if (e.getCode() == HttpURLConnection.HTTP_CONFLICT) {
         LOG.debug("{}({}/{}) already exists", kind(object), namespace, name(object));
         return;

@@ -180,4 +180,64 @@ class BrokerSpecRejectedIT {
         .extracting(Condition::getType)
         .containsExactly("Discovering", ConfigurationReconciler.CONDITION);
   }
+
+  @Test
+  void anAgentThatRewritesConditionsWithoutOursCausesNoWriteLoop() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", false, "n1");
+    MockCluster.Running controller = cluster.start();
+    await().atMost(WAIT).until(() -> brokersReady("cam").isPresent());
+
+    // Today's agent: on every Configuration change it writes status.conditions with only its
+    // own condition types.
+    java.util.concurrent.atomic.AtomicInteger agentWrites =
+        new java.util.concurrent.atomic.AtomicInteger();
+    var agent =
+        cluster
+            .client
+            .resources(Configuration.class)
+            .inNamespace(NS)
+            .inform(
+                new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(Configuration obj) {
+                    onUpdate(obj, obj);
+                  }
+
+                  @Override
+                  public void onUpdate(Configuration oldObj, Configuration obj) {
+                    if (obj.getStatus() != null
+                        && obj.getStatus().getConditions().stream()
+                            .anyMatch(x -> !"Discovering".equals(x.getType()))) {
+                      agentWrites.incrementAndGet();
+                      cluster
+                          .client
+                          .resources(Configuration.class)
+                          .inNamespace(NS)
+                          .withName("cam")
+                          .subresource("status")
+                          .patch(
+                              PatchContext.of(PatchType.JSON),
+                              """
+                              [{"op":"add","path":"/status/conditions","value":[{"type":
+                              "Discovering","status":"True","reason":"Discovering","message":""}]}]
+                              """);
+                    }
+                  }
+
+                  @Override
+                  public void onDelete(Configuration obj, boolean unknown) {}
+                });
+    try {
+      long patches = controller.calls().get("PATCH");
+      await().atMost(WAIT).until(() -> agentWrites.get() >= 1);
+      // Bounded: the controller does not re-add its condition at once, so the two settle.
+      await()
+          .during(Duration.ofSeconds(3))
+          .atMost(Duration.ofSeconds(6))
+          .until(() -> controller.calls().get("PATCH") - patches <= 1 && agentWrites.get() <= 2);
+    } finally {
+      agent.close();
+    }
+  }
 }

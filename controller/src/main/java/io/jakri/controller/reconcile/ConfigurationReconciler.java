@@ -10,6 +10,8 @@ import io.jakri.controller.broker.BrokerTemplates;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +43,19 @@ public final class ConfigurationReconciler {
   /** The condition type the controller owns. */
   public static final String CONDITION = "BrokersReady";
 
+  /**
+   * How soon a condition the controller wrote, and that someone else then removed, is written
+   * again. Today's agents rewrite {@code status.conditions} with only their own types whenever the
+   * Configuration changes (our write is such a change), so re-adding at once would ping-pong
+   * without end; this bounds it to one write per interval per Configuration.
+   */
+  public static final Duration REWRITE_INTERVAL = Duration.ofMinutes(1);
+
   private static final Logger LOG = LoggerFactory.getLogger(ConfigurationReconciler.class);
+
+  private record LastWrite(String fingerprint, Instant at) {}
+
+  private final Map<String, LastWrite> lastWrites = new ConcurrentHashMap<>();
 
   private final KubernetesClient client;
   private final String namespace;
@@ -74,6 +89,7 @@ public final class ConfigurationReconciler {
     if (found.isEmpty()) {
       observed.ifPresent(s -> writes.delete(s, "Configuration is gone"));
       rejections.forget(name);
+      lastWrites.remove(name);
       return;
     }
     Configuration configuration = found.get();
@@ -92,7 +108,7 @@ public final class ConfigurationReconciler {
         writes.updateService(observed.get(), desired.get());
       }
     } catch (Writes.Rejected e) {
-      rejections.record(name, "", e.getMessage());
+      rejections.record(name, "", e.summary());
     }
     writeCondition(configuration, wantedCondition(configuration, instances));
   }
@@ -147,6 +163,20 @@ public final class ConfigurationReconciler {
         : current.filter(c -> same(c, wanted.get())).isPresent()) {
       return;
     }
+    String name = cached.getMetadata().getName();
+    String fingerprint = wanted.map(ConfigurationReconciler::fingerprint).orElse("");
+    Instant now = clock.instant();
+    LastWrite last = lastWrites.get(name);
+    if (last != null
+        && last.fingerprint().equals(fingerprint)
+        && now.isBefore(last.at().plus(REWRITE_INTERVAL))) {
+      LOG.debug(
+          "Configuration({}/{}): {} was removed by another writer; not re-adding yet",
+          namespace,
+          name,
+          CONDITION);
+      return;
+    }
     // Read fresh so the agents' latest conditions are kept; only ours is replaced.
     Configuration fresh =
         client
@@ -173,12 +203,12 @@ public final class ConfigurationReconciler {
       if (previous.filter(p -> same(p, next)).isPresent()) {
         return;
       }
-      String now = clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
+      String stamp = now.truncatedTo(ChronoUnit.SECONDS).toString();
       next.setLastTransitionTime(
           previous
               .filter(p -> Objects.equals(p.getStatus(), next.getStatus()))
               .map(Condition::getLastTransitionTime)
-              .orElse(now));
+              .orElse(stamp));
       conditions.add(next);
     } else if (previous.isEmpty()) {
       return;
@@ -193,6 +223,7 @@ public final class ConfigurationReconciler {
       op.put("value", conditions);
     }
     writes.patchStatus(Configuration.class, cached.getMetadata().getName(), List.of(op));
+    lastWrites.put(name, new LastWrite(fingerprint, now));
     LOG.info(
         "Configuration({}/{}): condition {} {}",
         namespace,
@@ -210,6 +241,16 @@ public final class ConfigurationReconciler {
     return c.getStatus().getConditions().stream()
         .filter(x -> CONDITION.equals(x.getType()))
         .findFirst();
+  }
+
+  private static String fingerprint(Condition c) {
+    return c.getStatus()
+        + "\n"
+        + c.getReason()
+        + "\n"
+        + c.getMessage()
+        + "\n"
+        + c.getObservedGeneration();
   }
 
   private static boolean same(Condition a, Condition b) {

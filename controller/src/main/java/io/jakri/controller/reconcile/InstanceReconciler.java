@@ -148,8 +148,8 @@ public final class InstanceReconciler {
       syncService(BrokerNames.instanceServiceName(name), desiredService);
     } catch (Writes.Rejected e) {
       failure = e;
-      rejections.record(configurationName, name, e.getMessage());
-      configuration.ifPresent(c -> events.warn(c, REJECTED, e.getMessage()));
+      rejections.record(configurationName, name, e.summary());
+      configuration.ifPresent(c -> events.warn(c, REJECTED, e.summary()));
       requeue.accept(new ConfigurationKey(configurationName));
       LOG.warn("Instance({}/{}): {}", namespace, name, e.getMessage());
     }

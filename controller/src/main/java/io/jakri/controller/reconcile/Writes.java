@@ -30,8 +30,16 @@ final class Writes {
   static final class Rejected extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    Rejected(String message, Throwable cause) {
-      super(message, cause);
+    private final String summary;
+
+    Rejected(String kind, String name, String fields, Throwable cause) {
+      super(kind + " " + name + " rejected by the API server: " + fields, cause);
+      this.summary = kind + " rejected by the API server: " + fields;
+    }
+
+    /** The message without the object's name: the same for every Instance of a Configuration. */
+    String summary() {
+      return summary;
     }
   }
 
@@ -64,8 +72,7 @@ final class Writes {
         return;
       }
       if (e.getCode() == 422 || e.getCode() == HttpURLConnection.HTTP_BAD_REQUEST) {
-        throw new Rejected(
-            kind(object) + " " + name(object) + " rejected by the API server: " + describe(e), e);
+        throw new Rejected(kind(object), name(object), describe(e), e);
       }
       throw e;
     }
@@ -88,7 +95,7 @@ final class Writes {
       LOG.info("Service({}/{}) updated", namespace, name(next));
     } catch (KubernetesClientException e) {
       if (e.getCode() == 422 || e.getCode() == HttpURLConnection.HTTP_BAD_REQUEST) {
-        throw new Rejected("Service " + name(next) + " rejected: " + describe(e), e);
+        throw new Rejected("Service", name(next), describe(e), e);
       }
       throw e;
     }

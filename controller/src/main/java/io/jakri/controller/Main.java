@@ -1,11 +1,151 @@
 package io.jakri.controller;
 
-/** Placeholder until the controller lands. */
-public final class Main {
-  private Main() {}
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code java -jar jakri-controller.jar}: runs the controller until SIGTERM/SIGINT, then exits 0.
+ * Each flag also reads {@code JAKRI_<FLAG>} from the environment (e.g. {@code JAKRI_NAMESPACE}).
+ */
+@Command(
+    name = "jakri-controller",
+    mixinStandardHelpOptions = true,
+    description = "Deploys broker Pods/Jobs and Services for jakri/Akri Instances.")
+public final class Main implements Callable<Integer> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+
+  @Option(
+      names = "--namespace",
+      defaultValue = "${env:JAKRI_NAMESPACE:-default}",
+      description =
+          "Namespace of Configurations, Instances and brokers (default: ${DEFAULT-VALUE}).")
+  String namespace;
+
+  @Option(
+      names = "--pending-grace",
+      defaultValue = "${env:JAKRI_PENDING_GRACE:-5m}",
+      converter = DurationConverter.class,
+      description = "How long a broker Pod may stay Pending before it is replaced (default 5m).")
+  Duration pendingGrace;
+
+  @Option(
+      names = "--node-grace",
+      defaultValue = "${env:JAKRI_NODE_GRACE:-5m}",
+      converter = DurationConverter.class,
+      description = "How long a NotReady node stays in Instances (default 5m).")
+  Duration nodeGrace;
+
+  @Option(
+      names = "--resync",
+      defaultValue = "${env:JAKRI_RESYNC:-5m}",
+      converter = DurationConverter.class,
+      description = "How often everything is reconciled again (default 5m).")
+  Duration resync;
+
+  @Option(
+      names = "--workers",
+      defaultValue = "${env:JAKRI_WORKERS:-4}",
+      description = "Keys reconciled in parallel (default 4).")
+  int workers;
 
   public static void main(String[] args) {
-    System.err.println("jakri-controller: not implemented yet");
-    System.exit(2);
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    ControllerOptions defaults = ControllerOptions.defaults(namespace);
+    ControllerOptions options =
+        new ControllerOptions(
+            namespace,
+            pendingGrace,
+            nodeGrace,
+            resync,
+            workers,
+            defaults.retryBase(),
+            defaults.retryMax());
+    ApiCalls calls = new ApiCalls();
+    CountDownLatch stop = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean started =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    // SIGTERM (kubelet stopping the Pod) and SIGINT end the run normally: exit status 0, not 143.
+    for (String signal : new String[] {"TERM", "INT"}) {
+      sun.misc.Signal.handle(
+          new sun.misc.Signal(signal),
+          s -> {
+            stop.countDown();
+            if (!started.get()) {
+              // Still waiting for the caches: nothing to wind down.
+              System.exit(0);
+            }
+          });
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(workers);
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    try (KubernetesClient client =
+            new KubernetesClientBuilder()
+                .withHttpClientBuilderConsumer(
+                    b -> b.addOrReplaceInterceptor("jakri-api-calls", calls.interceptor()))
+                .build();
+        Controller controller =
+            new Controller(
+                client,
+                options,
+                Clock.systemUTC(),
+                pool,
+                scheduler,
+                RandomGenerator.getDefault())) {
+      controller.start(Duration.ofMinutes(2));
+      started.set(true);
+      stop.await();
+      LOG.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());
+    } finally {
+      pool.shutdownNow();
+      scheduler.shutdownNow();
+      pool.awaitTermination(5, TimeUnit.SECONDS);
+    }
+    return 0;
+  }
+
+  /** Parses {@code 90s}, {@code 5m}, {@code 1h}, {@code 250ms} or ISO-8601 ({@code PT5M}). */
+  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      return parse(value);
+    }
+  }
+
+  static Duration parse(String value) {
+    String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+    if (v.startsWith("p")) {
+      return Duration.parse(value.trim().toUpperCase(java.util.Locale.ROOT));
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h)").matcher(v);
+    if (!m.matches()) {
+      throw new CommandLine.TypeConversionException(
+          "not a duration: '" + value + "' (use e.g. 250ms, 90s, 5m, 1h or PT5M)");
+    }
+    long n = Long.parseLong(m.group(1));
+    return switch (m.group(2)) {
+      case "ms" -> Duration.ofMillis(n);
+      case "s" -> Duration.ofSeconds(n);
+      case "m" -> Duration.ofMinutes(n);
+      default -> Duration.ofHours(n);
+    };
   }
 }

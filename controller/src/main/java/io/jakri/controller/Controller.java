@@ -1,0 +1,127 @@
+package io.jakri.controller;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.jakri.controller.broker.BrokerTemplates;
+import io.jakri.controller.queue.Backoff;
+import io.jakri.controller.queue.WorkQueue;
+import io.jakri.controller.reconcile.ClusterCache;
+import io.jakri.controller.reconcile.ConfigurationReconciler;
+import io.jakri.controller.reconcile.EventRecorder;
+import io.jakri.controller.reconcile.InFlightCreates;
+import io.jakri.controller.reconcile.InstanceReconciler;
+import io.jakri.controller.reconcile.NodeHealth;
+import io.jakri.controller.reconcile.ReconcileKey;
+import io.jakri.controller.reconcile.Rejections;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller's composition root: builds the cache, the reconcilers and the work queue from a
+ * client and options, and wires them together. {@link #start} syncs all caches before the first key
+ * is processed (so nothing is judged missing from a half-filled cache); {@link #close} stops the
+ * workers and informers. The executors are owned by the caller. One per process.
+ */
+public final class Controller implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
+
+  private final ControllerOptions options;
+  private final ClusterCache cache;
+  private final WorkQueue<ReconcileKey> queue;
+  private final ExecutorService workers;
+
+  /**
+   * @param client the controller's client (its requests are what {@link ApiCalls} counts)
+   * @param workers runs the worker loops; needs {@link ControllerOptions#workers()} threads
+   * @param scheduler runs delayed re-queues
+   */
+  public Controller(
+      KubernetesClient client,
+      ControllerOptions options,
+      Clock clock,
+      ExecutorService workers,
+      ScheduledExecutorService scheduler,
+      RandomGenerator random) {
+    this.options = options;
+    this.workers = workers;
+    String ns = options.namespace();
+    InFlightCreates inFlight = new InFlightCreates(clock);
+    this.cache = new ClusterCache(client, ns, options.resync(), inFlight);
+    BrokerTemplates templates = new BrokerTemplates(client.getKubernetesSerialization());
+    Rejections rejections = new Rejections();
+    EventRecorder events = new EventRecorder(client, ns, clock);
+    NodeHealth nodeHealth = new NodeHealth(cache::node, options.nodeGrace());
+    ConfigurationReconciler configurations =
+        new ConfigurationReconciler(client, ns, cache, inFlight, templates, rejections, clock);
+    // The instance reconciler re-queues Configuration keys; the queue exists only after it, so
+    // it reaches the queue through this holder.
+    QueueRef ref = new QueueRef();
+    InstanceReconciler instances =
+        new InstanceReconciler(
+            client,
+            ns,
+            cache,
+            inFlight,
+            templates,
+            nodeHealth,
+            rejections,
+            events,
+            ref::add,
+            options.pendingGrace(),
+            clock);
+    this.queue =
+        new WorkQueue<>(
+            key -> {
+              if (key instanceof ReconcileKey.InstanceKey k) {
+                return instances.reconcile(k.name());
+              }
+              configurations.reconcile(key.name());
+              return Optional.<Duration>empty();
+            },
+            new Backoff(options.retryBase(), options.retryMax()),
+            scheduler,
+            clock,
+            random);
+    ref.queue = queue;
+  }
+
+  private static final class QueueRef {
+    private volatile WorkQueue<ReconcileKey> queue;
+
+    void add(ReconcileKey key) {
+      queue.add(key);
+    }
+  }
+
+  /** Syncs the caches (waiting up to {@code timeout}), then starts the workers. */
+  public void start(Duration timeout) throws Exception {
+    cache.start(queue::add, timeout);
+    queue.start(options.workers(), workers);
+    LOG.info(
+        "controller started in namespace {} with {} worker(s)",
+        options.namespace(),
+        options.workers());
+  }
+
+  /** Keys waiting or in progress. */
+  public int queueDepth() {
+    return queue.depth();
+  }
+
+  /** Whether every informer has listed once. */
+  public boolean synced() {
+    return cache.synced();
+  }
+
+  @Override
+  public void close() {
+    queue.close();
+    cache.close();
+  }
+}

@@ -1,0 +1,258 @@
+package io.jakri.controller.reconcile;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.jakri.controller.broker.BrokerLabels;
+import io.jakri.controller.reconcile.ReconcileKey.ConfigurationKey;
+import io.jakri.controller.reconcile.ReconcileKey.InstanceKey;
+import io.jakri.crd.Configuration;
+import io.jakri.crd.Instance;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller's view of the cluster: one informer each on Configurations, Instances, Nodes and
+ * the broker Pods, Jobs and Services it manages (selected by {@link BrokerLabels#MANAGED_BY}), with
+ * indexes by Instance, Configuration and node. Reconcilers read only from here, so a reconcile
+ * costs no request beyond its writes. Every change is turned into the {@link ReconcileKey}s it
+ * affects and handed to the sink given to {@link #start}; informer resyncs re-deliver everything,
+ * which makes reconciliation level-based.
+ *
+ * <p>Reads are thread-safe (informer stores). Start once, close once.
+ */
+public final class ClusterCache implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterCache.class);
+  private static final String BY_INSTANCE = "instance";
+  private static final String BY_CONFIGURATION = "configuration";
+  private static final String BY_NODE = "node";
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final Duration resync;
+  private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+  private SharedIndexInformer<Configuration> configurations;
+  private SharedIndexInformer<Instance> instances;
+  private SharedIndexInformer<Node> nodes;
+  private SharedIndexInformer<Pod> pods;
+  private SharedIndexInformer<Job> jobs;
+  private SharedIndexInformer<Service> services;
+
+  private final InFlightCreates inFlight;
+
+  public ClusterCache(
+      KubernetesClient client, String namespace, Duration resync, InFlightCreates inFlight) {
+    this.inFlight = inFlight;
+    this.client = client;
+    this.namespace = namespace;
+    this.resync = resync;
+  }
+
+  /**
+   * Starts all informers and waits until each has listed once; from then on every change is
+   * reported to {@code sink}.
+   *
+   * @throws Exception when the informers do not sync within {@code timeout}
+   */
+  public void start(Consumer<ReconcileKey> sink, Duration timeout) throws Exception {
+    long resyncMillis = resync.toMillis();
+    configurations =
+        client.resources(Configuration.class).inNamespace(namespace).runnableInformer(resyncMillis);
+    instances =
+        client.resources(Instance.class).inNamespace(namespace).runnableInformer(resyncMillis);
+    nodes = client.nodes().runnableInformer(resyncMillis);
+    pods =
+        client
+            .pods()
+            .inNamespace(namespace)
+            .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
+            .runnableInformer(0);
+    jobs =
+        client
+            .batch()
+            .v1()
+            .jobs()
+            .inNamespace(namespace)
+            .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
+            .runnableInformer(0);
+    services =
+        client
+            .services()
+            .inNamespace(namespace)
+            .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
+            .runnableInformer(0);
+
+    instances.addIndexers(
+        Map.of(
+            BY_CONFIGURATION,
+            i -> i.getSpec() == null ? List.of() : listOf(i.getSpec().getConfigurationName()),
+            BY_NODE,
+            i ->
+                i.getSpec() == null || i.getSpec().getNodes() == null
+                    ? List.of()
+                    : List.copyOf(i.getSpec().getNodes())));
+    pods.addIndexers(Map.of(BY_INSTANCE, ClusterCache::instanceLabel));
+    jobs.addIndexers(Map.of(BY_INSTANCE, ClusterCache::instanceLabel));
+
+    configurations.addEventHandler(
+        handler(
+            c -> {
+              sink.accept(new ConfigurationKey(c.getMetadata().getName()));
+              instancesOf(c.getMetadata().getName())
+                  .forEach(i -> sink.accept(new InstanceKey(i.getMetadata().getName())));
+            }));
+    instances.addEventHandler(
+        handler(
+            i -> {
+              sink.accept(new InstanceKey(i.getMetadata().getName()));
+              if (i.getSpec() != null && i.getSpec().getConfigurationName() != null) {
+                sink.accept(new ConfigurationKey(i.getSpec().getConfigurationName()));
+              }
+            }));
+    nodes.addEventHandler(
+        handler(
+            n ->
+                instancesOnNode(n.getMetadata().getName())
+                    .forEach(i -> sink.accept(new InstanceKey(i.getMetadata().getName())))));
+    ResourceEventHandler<HasMetadata> owned =
+        handler(
+            o -> {
+              inFlight.done(o);
+              Map<String, String> labels =
+                  Optional.ofNullable(o.getMetadata().getLabels()).orElse(Map.of());
+              Optional.ofNullable(labels.get(BrokerLabels.INSTANCE))
+                  .ifPresent(n -> sink.accept(new InstanceKey(n)));
+              Optional.ofNullable(labels.get(BrokerLabels.CONFIGURATION))
+                  .ifPresent(n -> sink.accept(new ConfigurationKey(n)));
+            });
+    pods.addEventHandler(owned);
+    jobs.addEventHandler(owned);
+    services.addEventHandler(owned);
+
+    informers.addAll(List.of(nodes, configurations, instances, pods, jobs, services));
+    CompletableFuture<?>[] started =
+        informers.stream()
+            .map(i -> i.start().toCompletableFuture())
+            .toArray(CompletableFuture[]::new);
+    CompletableFuture.allOf(started).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    LOG.info(
+        "caches synced: {} configuration(s), {} instance(s), {} node(s), {} broker pod(s)",
+        configurations.getStore().list().size(),
+        instances.getStore().list().size(),
+        nodes.getStore().list().size(),
+        pods.getStore().list().size());
+  }
+
+  /** Whether every informer has listed at least once. */
+  public boolean synced() {
+    return !informers.isEmpty() && informers.stream().allMatch(SharedIndexInformer::hasSynced);
+  }
+
+  public Optional<Configuration> configuration(String name) {
+    return Optional.ofNullable(configurations.getStore().getByKey(key(name)));
+  }
+
+  public Optional<Instance> instance(String name) {
+    return Optional.ofNullable(instances.getStore().getByKey(key(name)));
+  }
+
+  public List<Instance> instancesOf(String configuration) {
+    return instances.getIndexer().byIndex(BY_CONFIGURATION, configuration);
+  }
+
+  public List<Instance> instancesOnNode(String node) {
+    return instances.getIndexer().byIndex(BY_NODE, node);
+  }
+
+  public Optional<Node> node(String name) {
+    return Optional.ofNullable(nodes.getStore().getByKey(name));
+  }
+
+  /** The managed broker Pods labelled with {@code instance}. */
+  public List<Pod> podsOf(String instance) {
+    return pods.getIndexer().byIndex(BY_INSTANCE, instance);
+  }
+
+  public Optional<Pod> pod(String name) {
+    return Optional.ofNullable(pods.getStore().getByKey(key(name)));
+  }
+
+  /** The managed broker Jobs labelled with {@code instance}. */
+  public List<Job> jobsOf(String instance) {
+    return jobs.getIndexer().byIndex(BY_INSTANCE, instance);
+  }
+
+  public Optional<Job> job(String name) {
+    return Optional.ofNullable(jobs.getStore().getByKey(key(name)));
+  }
+
+  /** A managed Service by name. */
+  public Optional<Service> service(String name) {
+    return Optional.ofNullable(services.getStore().getByKey(key(name)));
+  }
+
+  @Override
+  public void close() {
+    informers.forEach(SharedIndexInformer::stop);
+  }
+
+  private String key(String name) {
+    return namespace + "/" + name;
+  }
+
+  private static List<String> instanceLabel(HasMetadata o) {
+    Map<String, String> labels = o.getMetadata().getLabels();
+    return labels == null ? List.of() : listOf(labels.get(BrokerLabels.INSTANCE));
+  }
+
+  private static List<String> listOf(String value) {
+    return value == null ? List.of() : List.of(value);
+  }
+
+  private static <T extends HasMetadata> ResourceEventHandler<T> handler(Consumer<T> onAny) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        onAny.accept(obj);
+      }
+
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        onAny.accept(newObj);
+        if (!Objects.equals(key(oldObj), key(newObj))) {
+          onAny.accept(oldObj);
+        }
+      }
+
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        onAny.accept(obj);
+      }
+    };
+  }
+
+  /** What an update may have moved away from (an Instance's Configuration or nodes). */
+  private static Object key(HasMetadata o) {
+    if (o instanceof Instance i && i.getSpec() != null) {
+      return List.of(
+          String.valueOf(i.getSpec().getConfigurationName()),
+          String.valueOf(i.getSpec().getNodes()));
+    }
+    return o.getMetadata().getLabels();
+  }
+}

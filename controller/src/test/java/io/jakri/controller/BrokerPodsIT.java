@@ -1,0 +1,253 @@
+package io.jakri.controller;
+
+import static io.jakri.controller.MockCluster.NS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.jakri.controller.broker.BrokerLabels;
+import io.jakri.controller.broker.BrokerNames;
+import io.jakri.crd.Configuration;
+import io.jakri.crd.Instance;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Broker Pods per Instance and node, and how they are kept in line with the cluster. */
+class BrokerPodsIT {
+
+  static final Duration WAIT = Duration.ofSeconds(20);
+
+  MockCluster cluster;
+
+  @BeforeEach
+  void setUp() {
+    cluster = new MockCluster();
+    cluster.node("n1");
+    cluster.node("n2");
+  }
+
+  @AfterEach
+  void tearDown() {
+    cluster.close();
+  }
+
+  List<Pod> pods() {
+    return cluster.client.pods().inNamespace(NS).list().getItems();
+  }
+
+  Optional<Pod> pod(String instance, String node) {
+    return Optional.ofNullable(
+        cluster.client.pods().inNamespace(NS).withName(BrokerNames.podName(instance, node)).get());
+  }
+
+  @Test
+  void eachInstanceGetsOnePinnedLabelledOwnedPodPerNode() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    Instance local = cluster.instance(c, "cam-aaaaaa", false, "n1");
+    Instance shared = cluster.instance(c, "cam-bbbbbb", true, "n1", "n2");
+    cluster.start();
+
+    await().atMost(WAIT).until(() -> pods().size() == 3);
+    Pod p = pod("cam-bbbbbb", "n2").orElseThrow();
+    assertThat(p.getMetadata().getLabels())
+        .containsEntry(BrokerLabels.CONFIGURATION, "cam")
+        .containsEntry(BrokerLabels.INSTANCE, "cam-bbbbbb")
+        .containsEntry(BrokerLabels.TARGET_NODE, "n2")
+        .containsEntry(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER);
+    assertThat(p.getMetadata().getOwnerReferences())
+        .singleElement()
+        .satisfies(
+            o -> {
+              assertThat(o.getKind()).isEqualTo("Instance");
+              assertThat(o.getName()).isEqualTo("cam-bbbbbb");
+              assertThat(o.getUid()).isEqualTo(shared.getMetadata().getUid());
+            });
+    var term =
+        p.getSpec()
+            .getAffinity()
+            .getNodeAffinity()
+            .getRequiredDuringSchedulingIgnoredDuringExecution()
+            .getNodeSelectorTerms()
+            .get(0);
+    assertThat(term.getMatchFields())
+        .singleElement()
+        .satisfies(
+            f -> {
+              assertThat(f.getKey()).isEqualTo("metadata.name");
+              assertThat(f.getValues()).containsExactly("n2");
+            });
+    assertThat(p.getSpec().getContainers().get(0).getResources().getLimits())
+        .containsOnlyKeys("akri.sh/cam-bbbbbb")
+        .containsEntry("akri.sh/cam-bbbbbb", new Quantity("1"));
+    assertThat(pod("cam-aaaaaa", "n1")).isPresent();
+    assertThat(pod("cam-aaaaaa", "n2")).isEmpty();
+    assertThat(local.getMetadata().getName()).isEqualTo("cam-aaaaaa");
+  }
+
+  @Test
+  void aDeletedBrokerPodComesBack() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", false, "n1");
+    cluster.start();
+    await().atMost(WAIT).until(() -> pod("cam-aaaaaa", "n1").isPresent());
+    String uid = pod("cam-aaaaaa", "n1").orElseThrow().getMetadata().getUid();
+
+    cluster
+        .client
+        .pods()
+        .inNamespace(NS)
+        .withName(BrokerNames.podName("cam-aaaaaa", "n1"))
+        .delete();
+
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                pod("cam-aaaaaa", "n1")
+                    .filter(p -> !p.getMetadata().getUid().equals(uid))
+                    .isPresent());
+  }
+
+  @Test
+  void aPodThatEndedIsReplaced() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", false, "n1");
+    cluster.start();
+    await().atMost(WAIT).until(() -> pod("cam-aaaaaa", "n1").isPresent());
+    Pod p = pod("cam-aaaaaa", "n1").orElseThrow();
+    String uid = p.getMetadata().getUid();
+
+    p.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Failed").build());
+    cluster.client.pods().inNamespace(NS).resource(p).updateStatus();
+
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                pod("cam-aaaaaa", "n1")
+                    .filter(x -> !x.getMetadata().getUid().equals(uid))
+                    .isPresent());
+  }
+
+  @Test
+  void aPodPendingPastTheGracePeriodIsReplacedAndARunningOneIsKept() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", false, "n1");
+    cluster.start(MockCluster.options().withPendingGrace(Duration.ofSeconds(2)));
+    await().atMost(WAIT).until(() -> pod("cam-aaaaaa", "n1").isPresent());
+    String first = pod("cam-aaaaaa", "n1").orElseThrow().getMetadata().getUid();
+
+    // Never scheduled (no status: Pending) -> replaced after the grace period.
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                pod("cam-aaaaaa", "n1")
+                    .filter(x -> !x.getMetadata().getUid().equals(first))
+                    .isPresent());
+    Pod second = pod("cam-aaaaaa", "n1").orElseThrow();
+    second.setStatus(
+        new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").build());
+    cluster.client.pods().inNamespace(NS).resource(second).updateStatus();
+
+    // Running past the grace period: kept.
+    await()
+        .during(Duration.ofSeconds(4))
+        .atMost(Duration.ofSeconds(6))
+        .until(
+            () ->
+                pod("cam-aaaaaa", "n1")
+                    .map(x -> x.getMetadata().getUid().equals(second.getMetadata().getUid()))
+                    .orElse(false));
+  }
+
+  @Test
+  void aConfigurationEditRollsItsBrokers() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", true, "n1", "n2");
+    cluster.start();
+    await().atMost(WAIT).until(() -> pods().size() == 2);
+
+    cluster.podConfiguration("cam", "nginx:2");
+
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                pods().size() == 2
+                    && pods().stream()
+                        .allMatch(
+                            p -> p.getSpec().getContainers().get(0).getImage().equals("nginx:2")));
+  }
+
+  @Test
+  void anInstanceOrNodeThatGoesAwayTakesItsBrokersAndServicesWithIt() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    Instance a = cluster.instance(c, "cam-aaaaaa", true, "n1", "n2");
+    cluster.instance(c, "cam-bbbbbb", false, "n1");
+    cluster.start();
+    await().atMost(WAIT).until(() -> pods().size() == 3);
+    await().atMost(WAIT).until(() -> services().size() == 3);
+
+    // n2 leaves the shared Instance (the agent on n2 no longer sees it).
+    a.getSpec().setNodes(List.of("n1"));
+    cluster.client.resource(a).inNamespace(NS).update();
+    await().atMost(WAIT).until(() -> pod("cam-aaaaaa", "n2").isEmpty());
+    assertThat(pod("cam-aaaaaa", "n1")).isPresent();
+
+    // The Instance goes: its Pod and Service go, explicitly (the mock has no garbage collector).
+    cluster.client.resources(Instance.class).inNamespace(NS).withName("cam-aaaaaa").delete();
+    await().atMost(WAIT).until(() -> pods().size() == 1 && services().size() == 2);
+    assertThat(services()).containsExactlyInAnyOrder("cam-bbbbbb-svc", "cam-svc");
+
+    // The last one goes: the Configuration Service goes too.
+    cluster.client.resources(Instance.class).inNamespace(NS).withName("cam-bbbbbb").delete();
+    await().atMost(WAIT).until(() -> pods().isEmpty() && services().isEmpty());
+  }
+
+  @Test
+  void aDeletedConfigurationTakesItsBrokersAndServicesWithIt() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", true, "n1", "n2");
+    cluster.start();
+    await().atMost(WAIT).until(() -> pods().size() == 2 && services().size() == 2);
+
+    // The Instance stays (no garbage collector in the mock; agents may be slow to react).
+    cluster.client.resources(Configuration.class).inNamespace(NS).withName("cam").delete();
+
+    await().atMost(WAIT).until(() -> pods().isEmpty() && services().isEmpty());
+  }
+
+  List<String> services() {
+    return cluster.client.services().inNamespace(NS).list().getItems().stream()
+        .map(s -> s.getMetadata().getName())
+        .toList();
+  }
+
+  @Test
+  void servicesSelectTheirBrokers() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", false, "n1");
+    cluster.start();
+    await().atMost(WAIT).until(() -> services().size() == 2);
+    var instanceSvc = cluster.client.services().inNamespace(NS).withName("cam-aaaaaa-svc").get();
+    var configurationSvc = cluster.client.services().inNamespace(NS).withName("cam-svc").get();
+    assertThat(instanceSvc.getSpec().getSelector())
+        .isEqualTo(Map.of(BrokerLabels.INSTANCE, "cam-aaaaaa"));
+    assertThat(configurationSvc.getSpec().getSelector())
+        .isEqualTo(Map.of(BrokerLabels.CONFIGURATION, "cam"));
+    assertThat(instanceSvc.getSpec().getPorts().get(0).getPort()).isEqualTo(8083);
+    Pod broker = pod("cam-aaaaaa", "n1").orElseThrow();
+    assertThat(broker.getMetadata().getLabels())
+        .containsAllEntriesOf(instanceSvc.getSpec().getSelector())
+        .containsAllEntriesOf(configurationSvc.getSpec().getSelector());
+    assertThat(configurationSvc.getMetadata().getOwnerReferences().get(0).getKind())
+        .isEqualTo("Configuration");
+  }
+}

@@ -1,0 +1,243 @@
+package io.jakri.controller;
+
+import static io.jakri.controller.MockCluster.NS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.jakri.controller.broker.BrokerNames;
+import io.jakri.controller.reconcile.ConfigurationReconciler;
+import io.jakri.crd.Configuration;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A brokerSpec the API server refuses: a condition and one Event on the Configuration naming the
+ * field, retries with backoff, and other Configurations unaffected.
+ */
+class BrokerSpecRejectedIT {
+
+  static final Duration WAIT = Duration.ofSeconds(20);
+  static final String FIELD = "spec.containers[0].image";
+
+  MockCluster cluster;
+
+  @BeforeEach
+  void setUp() {
+    cluster = new MockCluster();
+    cluster.node("n1");
+    // Like a real API server: a Pod without an image is invalid.
+    cluster.rejectPosts(
+        r ->
+            r.getPath().startsWith("/api/v1/namespaces/" + NS + "/pods")
+                && !MockCluster.body(r).contains("\"image\""),
+        FIELD);
+  }
+
+  @AfterEach
+  void tearDown() {
+    cluster.close();
+  }
+
+  Configuration noImage() {
+    return cluster.configuration(
+        """
+        apiVersion: akri.sh/v0
+        kind: Configuration
+        metadata:
+          name: bad
+        spec:
+          discoveryHandler:
+            name: simulated
+          brokerSpec:
+            brokerPodSpec:
+              containers:
+                - name: broker
+        """);
+  }
+
+  Optional<Condition> brokersReady(String configuration) {
+    Configuration c =
+        cluster.client.resources(Configuration.class).inNamespace(NS).withName(configuration).get();
+    if (c.getStatus() == null) {
+      return Optional.empty();
+    }
+    return c.getStatus().getConditions().stream()
+        .filter(x -> ConfigurationReconciler.CONDITION.equals(x.getType()))
+        .findFirst();
+  }
+
+  List<Event> events(String about) {
+    return cluster.client.v1().events().inNamespace(NS).list().getItems().stream()
+        .filter(e -> about.equals(e.getInvolvedObject().getName()))
+        .toList();
+  }
+
+  @Test
+  void aRejectedBrokerSpecIsReportedRetriedAndBlocksNothingElse() throws Exception {
+    Configuration bad = noImage();
+    // What an agent wrote: its own condition and node entry, which the controller must keep.
+    cluster
+        .client
+        .resources(Configuration.class)
+        .inNamespace(NS)
+        .withName("bad")
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON),
+            """
+            [{"op":"add","path":"/status","value":{
+              "conditions":[{"type":"Discovering","status":"True","reason":"Discovering",
+                "message":"discovering on 1 node(s): n1","lastTransitionTime":"2026-01-01T00:00:00Z"}],
+              "nodes":{"n1":{"state":"Discovering","message":"","devices":1}}}}]
+            """);
+    Configuration good = cluster.podConfiguration("good", "nginx:1");
+    cluster.instance(bad, "bad-aaaaaa", false, "n1");
+    cluster.instance(good, "good-aaaaaa", false, "n1");
+    MockCluster.Running controller = cluster.start();
+
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                brokersReady("bad")
+                    .filter(c -> "False".equals(c.getStatus()))
+                    .filter(c -> "BrokerSpecRejected".equals(c.getReason()))
+                    .filter(c -> c.getMessage().contains(FIELD))
+                    .isPresent());
+    Configuration after =
+        cluster.client.resources(Configuration.class).inNamespace(NS).withName("bad").get();
+    assertThat(after.getStatus().getConditions())
+        .extracting(Condition::getType)
+        .containsExactly("Discovering", ConfigurationReconciler.CONDITION);
+    assertThat(after.getStatus().getNodes()).containsKey("n1");
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                events("bad").stream()
+                    .anyMatch(
+                        e ->
+                            "BrokerSpecRejected".equals(e.getReason())
+                                && e.getMessage().contains(FIELD)
+                                && "Configuration".equals(e.getInvolvedObject().getKind())));
+
+    // The other Configuration's brokers and Services are made meanwhile.
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                cluster
+                            .client
+                            .pods()
+                            .inNamespace(NS)
+                            .withName(BrokerNames.podName("good-aaaaaa", "n1"))
+                            .get()
+                        != null
+                    && cluster.client.services().inNamespace(NS).withName("good-svc").get()
+                        != null);
+    await()
+        .atMost(WAIT)
+        .until(() -> brokersReady("good").filter(c -> "True".equals(c.getStatus())).isPresent());
+
+    // Retried (with backoff), but reported once.
+    long posts = controller.calls().get("POST");
+    await().atMost(WAIT).until(() -> controller.calls().get("POST") >= posts + 2);
+    assertThat(events("bad")).hasSize(1);
+
+    // Fixed: the broker is created and the condition turns True.
+    cluster.podConfiguration("bad", "nginx:1");
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                cluster
+                        .client
+                        .pods()
+                        .inNamespace(NS)
+                        .withName(BrokerNames.podName("bad-aaaaaa", "n1"))
+                        .get()
+                    != null);
+    await()
+        .atMost(WAIT)
+        .until(() -> brokersReady("bad").filter(c -> "True".equals(c.getStatus())).isPresent());
+    assertThat(
+            cluster
+                .client
+                .resources(Configuration.class)
+                .inNamespace(NS)
+                .withName("bad")
+                .get()
+                .getStatus()
+                .getConditions())
+        .extracting(Condition::getType)
+        .containsExactly("Discovering", ConfigurationReconciler.CONDITION);
+  }
+
+  @Test
+  void anAgentThatRewritesConditionsWithoutOursCausesNoWriteLoop() throws Exception {
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(c, "cam-aaaaaa", false, "n1");
+    MockCluster.Running controller = cluster.start();
+    await().atMost(WAIT).until(() -> brokersReady("cam").isPresent());
+
+    // Today's agent: on every Configuration change it writes status.conditions with only its
+    // own condition types.
+    java.util.concurrent.atomic.AtomicInteger agentWrites =
+        new java.util.concurrent.atomic.AtomicInteger();
+    var agent =
+        cluster
+            .client
+            .resources(Configuration.class)
+            .inNamespace(NS)
+            .inform(
+                new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(Configuration obj) {
+                    onUpdate(obj, obj);
+                  }
+
+                  @Override
+                  public void onUpdate(Configuration oldObj, Configuration obj) {
+                    if (obj.getStatus() != null
+                        && obj.getStatus().getConditions().stream()
+                            .anyMatch(x -> !"Discovering".equals(x.getType()))) {
+                      agentWrites.incrementAndGet();
+                      cluster
+                          .client
+                          .resources(Configuration.class)
+                          .inNamespace(NS)
+                          .withName("cam")
+                          .subresource("status")
+                          .patch(
+                              PatchContext.of(PatchType.JSON),
+                              """
+                              [{"op":"add","path":"/status/conditions","value":[{"type":
+                              "Discovering","status":"True","reason":"Discovering","message":""}]}]
+                              """);
+                    }
+                  }
+
+                  @Override
+                  public void onDelete(Configuration obj, boolean unknown) {}
+                });
+    try {
+      long patches = controller.calls().get("PATCH");
+      await().atMost(WAIT).until(() -> agentWrites.get() >= 1);
+      // Bounded: the controller does not re-add its condition at once, so the two settle.
+      await()
+          .during(Duration.ofSeconds(3))
+          .atMost(Duration.ofSeconds(6))
+          .until(() -> controller.calls().get("PATCH") - patches <= 1 && agentWrites.get() <= 2);
+    } finally {
+      agent.close();
+    }
+  }
+}

@@ -1,0 +1,36 @@
+package io.jakri.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class MainTest {
+
+  @Test
+  void durationsTakeUnitsOrIso8601() {
+    assertThat(Main.parse("250ms")).isEqualTo(Duration.ofMillis(250));
+    assertThat(Main.parse("90s")).isEqualTo(Duration.ofSeconds(90));
+    assertThat(Main.parse("5m")).isEqualTo(Duration.ofMinutes(5));
+    assertThat(Main.parse("1h")).isEqualTo(Duration.ofHours(1));
+    assertThat(Main.parse("PT2M")).isEqualTo(Duration.ofMinutes(2));
+    assertThatThrownBy(() -> Main.parse("soon"))
+        .isInstanceOf(CommandLine.TypeConversionException.class);
+  }
+
+  @Test
+  void flagsHaveTheDocumentedDefaults() {
+    Main main = new Main();
+    new CommandLine(main).parseArgs();
+    assertThat(main.namespace)
+        .isEqualTo(System.getenv().getOrDefault("JAKRI_NAMESPACE", "default"));
+    assertThat(main.pendingGrace).isEqualTo(Duration.ofMinutes(5));
+    assertThat(main.nodeGrace).isEqualTo(Duration.ofMinutes(5));
+    assertThat(main.resync).isEqualTo(Duration.ofMinutes(5));
+    new CommandLine(main).parseArgs("--namespace", "akri", "--pending-grace", "30s");
+    assertThat(main.namespace).isEqualTo("akri");
+    assertThat(main.pendingGrace).isEqualTo(Duration.ofSeconds(30));
+  }
+}

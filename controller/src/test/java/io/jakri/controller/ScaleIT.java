@@ -1,0 +1,119 @@
+package io.jakri.controller;
+
+import static io.jakri.controller.MockCluster.NS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.jakri.controller.broker.BrokerLabels;
+import io.jakri.crd.Configuration;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Many Instances at once, and a controller replaced half-way. */
+class ScaleIT {
+
+  static final Duration WAIT = Duration.ofSeconds(90);
+
+  MockCluster cluster;
+
+  @BeforeEach
+  void setUp() {
+    cluster = new MockCluster();
+    cluster.node("n1");
+    cluster.node("n2");
+  }
+
+  @AfterEach
+  void tearDown() {
+    cluster.close();
+  }
+
+  List<Pod> pods() {
+    return cluster.client.pods().inNamespace(NS).list().getItems();
+  }
+
+  int services() {
+    return cluster.client.services().inNamespace(NS).list().getItems().size();
+  }
+
+  @Test
+  void aBurstOf500InstancesCostsABoundedNumberOfRequests() throws Exception {
+    int n = 500;
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    MockCluster.Running controller = cluster.start();
+    Map<String, Long> before = controller.calls().snapshot();
+    long totalBefore = controller.calls().total();
+    long writesBefore = controller.calls().writes();
+
+    for (int i = 0; i < n; i++) {
+      cluster.instance(c, String.format("cam-%06x", i), false, i % 2 == 0 ? "n1" : "n2");
+    }
+
+    await().atMost(WAIT).until(() -> pods().size() == n && services() == n + 1);
+    await()
+        .atMost(WAIT)
+        .until(
+            () -> {
+              Configuration now =
+                  cluster
+                      .client
+                      .resources(Configuration.class)
+                      .inNamespace(NS)
+                      .withName("cam")
+                      .get();
+              return now.getStatus() != null
+                  && now.getStatus().getConditions().stream()
+                      .anyMatch(x -> "True".equals(x.getStatus()));
+            });
+    await().atMost(WAIT).until(() -> controller.controller().queueDepth() == 0);
+    long total = controller.calls().total() - totalBefore;
+    long writes = controller.calls().writes() - writesBefore;
+    System.out.printf(
+        "CONTROLLER burst %d instances: %d API requests (%d writes; before %s, after %s)%n",
+        n, total, writes, before, controller.calls().snapshot());
+    // One Pod and one Service per Instance, plus the Configuration's Service and condition: no
+    // reads per Instance (caches), no repeated creates (in-flight creates are remembered).
+    assertThat(writes).isLessThanOrEqualTo(2L * n + 10);
+    assertThat(total).isLessThanOrEqualTo(2L * n + 20);
+  }
+
+  @Test
+  void aControllerRestartedHalfWayMakesNoDuplicatePods() throws Exception {
+    int n = 200;
+    Configuration c = cluster.podConfiguration("cam", "nginx:1");
+    MockCluster.Running first = cluster.start();
+    for (int i = 0; i < n; i++) {
+      cluster.instance(c, String.format("cam-%06x", i), true, "n1", "n2");
+    }
+    await().atMost(WAIT).until(() -> pods().size() >= n / 4);
+    first.close();
+    int leftBehind = pods().size();
+
+    cluster.start();
+
+    await().atMost(WAIT).until(() -> pods().size() == 2 * n && services() == n + 1);
+    Map<String, Long> perInstanceAndNode =
+        pods().stream()
+            .collect(
+                Collectors.groupingBy(
+                    p ->
+                        p.getMetadata().getLabels().get(BrokerLabels.INSTANCE)
+                            + "@"
+                            + p.getMetadata().getLabels().get(BrokerLabels.TARGET_NODE),
+                    Collectors.counting()));
+    assertThat(perInstanceAndNode).hasSize(2 * n);
+    assertThat(perInstanceAndNode.values()).allMatch(count -> count == 1);
+    assertThat(leftBehind).isLessThanOrEqualTo(2 * n);
+    // Stays that way.
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> pods().size() == 2 * n);
+  }
+}

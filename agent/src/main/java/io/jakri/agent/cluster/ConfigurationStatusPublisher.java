@@ -208,16 +208,25 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
             : now);
     nodes.put(node, ownEntry);
 
+    // Only the agents' own condition types are computed here; others (the controller's
+    // BrokersReady) are carried over untouched and never cause a write.
     List<Map<String, Object>> previousConditions = new ArrayList<>();
+    List<Object> foreignConditions = new ArrayList<>();
     if (status.get("conditions") instanceof List<?> l) {
       for (Object o : l) {
         if (o instanceof Map<?, ?> c) {
-          previousConditions.add((Map<String, Object>) c);
+          if (CONDITIONS.contains(String.valueOf(c.get("type")))) {
+            previousConditions.add((Map<String, Object>) c);
+          } else {
+            foreignConditions.add(c);
+          }
         }
       }
     }
-    List<Condition> conditions = conditions(nodes, previousConditions, k.generation(), now);
-    boolean conditionsSame = sameConditions(previousConditions, conditions);
+    List<Condition> ownConditions = conditions(nodes, previousConditions, k.generation(), now);
+    boolean conditionsSame = sameConditions(previousConditions, ownConditions);
+    List<Object> conditions = new ArrayList<>(ownConditions);
+    conditions.addAll(foreignConditions);
     boolean countSame = Objects.equals(number(status.get("instances")), (long) instanceCount);
     if (ownSame && conditionsSame && countSame) {
       return;

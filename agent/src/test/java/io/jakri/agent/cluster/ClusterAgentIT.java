@@ -126,6 +126,19 @@ class ClusterAgentIT {
               assertThat(c.getStatus().getNodes().get("n1").getDevices()).isEqualTo(2);
               assertThat(c.getStatus().getNodes().get("n2").getDevices()).isEqualTo(1);
             });
+    // A condition another writer owns (the controller's) is kept and does not trigger rewrites.
+    cluster
+        .admin
+        .genericKubernetesResources("akri.sh/v0", "Configuration")
+        .inNamespace(ClusterHarness.NS)
+        .withName("widgets")
+        .subresource("status")
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
+            "[{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":"
+                + "{\"type\":\"BrokersReady\",\"status\":\"True\",\"reason\":\"BrokersCreated\","
+                + "\"message\":\"\",\"lastTransitionTime\":\"2026-11-21T10:00:00Z\"}}]");
     // No agent keeps rewriting: a later look finds the same resourceVersion and patch count.
     long patches = patches();
     String version = stored("widgets").getMetadata().getResourceVersion();
@@ -137,6 +150,9 @@ class ClusterAgentIT {
               assertThat(patches()).isEqualTo(patches);
               assertThat(stored("widgets").getMetadata().getResourceVersion()).isEqualTo(version);
             });
+    assertThat(stored("widgets").getStatus().getConditions())
+        .extracting(c -> c.getType())
+        .contains("BrokersReady");
   }
 
   private long patches() {

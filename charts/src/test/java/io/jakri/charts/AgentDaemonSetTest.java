@@ -1,0 +1,188 @@
+package io.jakri.charts;
+
+import static io.jakri.charts.RenderedChart.get;
+import static io.jakri.charts.RenderedChart.maps;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.marcnuri.helm.Helm;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class AgentDaemonSetTest {
+
+  private static Map<String, Object> podSpec(RenderedChart chart) {
+    return RenderedChart.map(
+        get(chart.one("DaemonSet", "jakri-agent"), "spec", "template", "spec"));
+  }
+
+  private static Map<String, Object> agentContainer(RenderedChart chart) {
+    return maps(podSpec(chart).get("containers")).get(0);
+  }
+
+  private static Map<String, String> mounts(Map<String, Object> container) {
+    return maps(container.get("volumeMounts")).stream()
+        .collect(Collectors.toMap(m -> (String) m.get("mountPath"), m -> (String) m.get("name")));
+  }
+
+  @Test
+  void defaultsMountTheKubeletDirectoriesAndPassNodeNameFromTheDownwardApi() {
+    RenderedChart chart = RenderedChart.render();
+    Map<String, Object> pod = podSpec(chart);
+    Map<String, Object> agent = agentContainer(chart);
+
+    assertThat(agent.get("image")).isEqualTo("jakri/agent:0.1.0");
+    assertThat(mounts(agent))
+        .containsEntry("/var/lib/kubelet/device-plugins", "device-plugins")
+        .containsEntry("/var/lib/kubelet/pod-resources", "pod-resources")
+        .containsEntry("/tmp", "tmp")
+        .hasSize(3);
+    Map<String, Object> volumes =
+        maps(pod.get("volumes")).stream()
+            .collect(Collectors.toMap(v -> (String) v.get("name"), v -> v));
+    assertThat(get(volumes.get("device-plugins"), "hostPath", "path"))
+        .isEqualTo("/var/lib/kubelet/device-plugins");
+    assertThat(get(volumes.get("pod-resources"), "hostPath", "path"))
+        .isEqualTo("/var/lib/kubelet/pod-resources");
+    assertThat(get(volumes.get("tmp"), "emptyDir")).isNotNull();
+
+    assertThat(maps(agent.get("env")))
+        .contains(
+            Map.of(
+                "name",
+                "NODE_NAME",
+                "valueFrom",
+                Map.of("fieldRef", Map.of("fieldPath", "spec.nodeName"))));
+    assertThat(RenderedChart.strings(agent.get("args")))
+        .contains(
+            "--namespace=jakri",
+            "--device-plugin-dir=/var/lib/kubelet/device-plugins",
+            "--pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock",
+            "--plugins-dir=/opt/jakri/plugins",
+            "--tidy-node")
+        .noneMatch(a -> a.toString().startsWith("--metrics-port"));
+    assertThat(pod).doesNotContainKey("hostNetwork");
+    assertThat(pod.get("serviceAccountName")).isEqualTo("jakri-agent");
+  }
+
+  @Test
+  void agentRunsAsRootWithoutPrivilegesCapabilitiesOrAWritableRootFilesystem() {
+    RenderedChart chart = RenderedChart.render();
+    Map<String, Object> pod = podSpec(chart);
+    Map<String, Object> security = RenderedChart.map(agentContainer(chart).get("securityContext"));
+
+    assertThat(get(pod, "securityContext", "runAsUser")).isEqualTo(0);
+    assertThat(get(pod, "securityContext", "seccompProfile", "type")).isEqualTo("RuntimeDefault");
+    assertThat(security)
+        .containsEntry("allowPrivilegeEscalation", false)
+        .containsEntry("readOnlyRootFilesystem", true)
+        .containsEntry("privileged", false);
+    assertThat(get(security, "capabilities", "drop")).isEqualTo(List.of("ALL"));
+    assertThat(get(security, "capabilities", "add")).isNull();
+  }
+
+  @Test
+  void resourcesMatchTheBenchMeasuredSizing() {
+    Map<String, Object> agent = agentContainer(RenderedChart.render());
+
+    assertThat(get(agent, "resources", "requests"))
+        .isEqualTo(Map.of("cpu", "50m", "memory", "192Mi"));
+    assertThat(get(agent, "resources", "limits"))
+        .isEqualTo(Map.of("cpu", "500m", "memory", "384Mi"));
+  }
+
+  @Test
+  void hostNetworkSwitchesTheDnsPolicySoClusterNamesStillResolve() {
+    Map<String, Object> pod = podSpec(RenderedChart.render("host-network.yaml"));
+
+    assertThat(pod)
+        .containsEntry("hostNetwork", true)
+        .containsEntry("dnsPolicy", "ClusterFirstWithHostNet");
+  }
+
+  @Test
+  void extraPluginsFromAnInitContainerAreMountedJarByJarNextToTheBundledOnes() {
+    RenderedChart chart = RenderedChart.render("extra-plugins-init.yaml");
+    Map<String, Object> pod = podSpec(chart);
+    Map<String, Object> agent = agentContainer(chart);
+
+    Map<String, Object> init = maps(pod.get("initContainers")).get(0);
+    assertThat(init.get("image")).isEqualTo("registry.example.com/my-handlers:1.0");
+    assertThat(maps(init.get("volumeMounts")))
+        .containsExactly(Map.of("name", "extra-plugins", "mountPath", "/extra-plugins"));
+    assertThat(maps(agent.get("volumeMounts")))
+        .filteredOn(m -> "extra-plugins".equals(m.get("name")))
+        .containsExactly(
+            Map.of(
+                "name", "extra-plugins",
+                "mountPath", "/opt/jakri/plugins/my-handler.jar",
+                "subPath", "my-handler.jar",
+                "readOnly", true),
+            Map.of(
+                "name", "extra-plugins",
+                "mountPath", "/opt/jakri/plugins/other-handler.jar",
+                "subPath", "other-handler.jar",
+                "readOnly", true));
+    assertThat(maps(pod.get("volumes")))
+        .filteredOn(v -> "extra-plugins".equals(v.get("name")))
+        .singleElement()
+        .satisfies(v -> assertThat(v).containsKey("emptyDir"));
+    // The bundled plugins directory itself is not shadowed by a volume.
+    assertThat(mounts(agent)).doesNotContainKey("/opt/jakri/plugins");
+  }
+
+  @Test
+  void extraPluginsFromAVolumeNeedNoInitContainer() {
+    Map<String, Object> pod = podSpec(RenderedChart.render("extra-plugins-volume.yaml"));
+
+    assertThat(pod).doesNotContainKey("initContainers");
+    assertThat(maps(pod.get("volumes")))
+        .filteredOn(v -> "extra-plugins".equals(v.get("name")))
+        .singleElement()
+        .satisfies(
+            v -> assertThat(get(v, "persistentVolumeClaim", "claimName")).isEqualTo("my-plugins"));
+  }
+
+  @Test
+  void extraPluginJarsWithoutASourceAreRefused() {
+    assertThatThrownBy(
+            () ->
+                new Helm(RenderedChart.CHART)
+                    .template()
+                    .withName("jakri")
+                    .set("agent.extraPlugins.jars[0]", "x.jar")
+                    .call())
+        .hasMessageContaining(
+            "needs agent.extraPlugins.volume or agent.extraPlugins.initContainer");
+  }
+
+  @Test
+  void metricsPortAndPodMonitorAppearOnlyWhenEnabled() {
+    assertThat(RenderedChart.render().ofKind("PodMonitor")).isEmpty();
+
+    RenderedChart chart = RenderedChart.render("pod-monitor.yaml");
+    Map<String, Object> agent = agentContainer(chart);
+    assertThat(RenderedChart.strings(agent.get("args"))).contains("--metrics-port=9464");
+    assertThat(maps(agent.get("ports")))
+        .containsExactly(Map.of("name", "metrics", "containerPort", 9464, "protocol", "TCP"));
+    Map<String, Object> monitor = chart.one("PodMonitor", "jakri-agent");
+    assertThat(get(monitor, "metadata", "labels", "release")).isEqualTo("prometheus");
+    assertThat(get(monitor, "spec", "selector", "matchLabels"))
+        .isEqualTo(get(chart.one("DaemonSet", "jakri-agent"), "spec", "selector", "matchLabels"));
+    assertThat(get(monitor, "spec", "podMetricsEndpoints", 0, "port")).isEqualTo("metrics");
+  }
+
+  @Test
+  void podMonitorWithoutMetricsIsRefused() {
+    assertThatThrownBy(
+            () ->
+                new Helm(RenderedChart.CHART)
+                    .template()
+                    .withName("jakri")
+                    .set("podMonitor.enabled", "true")
+                    .call())
+        .hasMessageContaining("podMonitor.enabled needs agent.metrics.enabled");
+  }
+}

@@ -24,6 +24,8 @@ import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.metrics.AgentMetrics;
+import io.jakri.agent.metrics.HealthServer;
 import io.jakri.agent.reclaim.GrpcPodResourcesClient;
 import io.jakri.agent.reclaim.PodResourcesClient;
 import io.jakri.agent.reclaim.SlotReclaimer;
@@ -78,6 +80,9 @@ public final class Agent implements AutoCloseable {
   private final Optional<Cluster> cluster;
   private final PodResourcesClient podResources;
   private final SlotReclaimer reclaimer;
+  private final AgentMetrics metrics;
+  private Optional<HealthServer> health = Optional.empty();
+  private Optional<ExecutorService> healthExecutor = Optional.empty();
 
   /** The parts only cluster mode has. */
   private record Cluster(
@@ -205,6 +210,16 @@ public final class Agent implements AutoCloseable {
             Clock.systemUTC(),
             options.reclaimGrace(),
             SlotReclaimer.periodFor(options.reclaimGrace()));
+    this.metrics =
+        new AgentMetrics(
+            options.nodeName(),
+            store,
+            discovery::statuses,
+            () -> plugins.served().size(),
+            () -> handlers.problems().size(),
+            reclaimer::reclaimed,
+            Optional.ofNullable(client.isPresent() ? calls : null));
+    plugins.addListener(metrics);
   }
 
   /**
@@ -314,6 +329,36 @@ public final class Agent implements AutoCloseable {
                       t, options.offlineGrace().plusSeconds(5), Duration.ofMinutes(1)));
     }
     reclaimer.start();
+    if (options.metricsPort() >= 0) {
+      ExecutorService http = Executors.newSingleThreadExecutor(threads("jakri-http"));
+      healthExecutor = Optional.of(http);
+      HealthServer server =
+          new HealthServer(
+              new java.net.InetSocketAddress(options.metricsPort()), metrics, this::notReady, http);
+      server.start();
+      health = Optional.of(server);
+      LOG.info("metrics and health on port {} (/metrics, /healthz, /readyz)", server.port());
+    }
+  }
+
+  /** Why the agent is not ready, if it is not: the kubelet is unreachable or watches not synced. */
+  private Optional<String> notReady() {
+    if (!plugins.kubeletReachable()) {
+      return Optional.of("kubelet socket not found in " + options.devicePluginDir());
+    }
+    if (!clusterSynced()) {
+      return Optional.of("Configurations and Instances not listed from the API server yet");
+    }
+    return Optional.empty();
+  }
+
+  /** The metrics registry's exposition and health endpoints' port, when serving. */
+  public Optional<Integer> healthPort() {
+    return health.map(HealthServer::port);
+  }
+
+  public AgentMetrics metrics() {
+    return metrics;
   }
 
   /**
@@ -436,6 +481,8 @@ public final class Agent implements AutoCloseable {
    */
   @Override
   public void close() {
+    health.ifPresent(HealthServer::close);
+    healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();
     podResources.close();
     configurationFiles.ifPresent(ConfigurationFiles::close);

@@ -14,6 +14,8 @@ import java.util.Optional;
  * @param namespace cluster mode: the namespace whose Configurations and Instances the agent uses
  * @param tidyNode cluster mode: remove {@code akri.sh/...} keys this agent no longer serves from
  *     its Node's capacity and allocatable
+ * @param metricsPort port of {@code /metrics}, {@code /healthz}, {@code /readyz}; negative: off, 0:
+ *     any free port
  */
 public record AgentOptions(
     String nodeName,
@@ -26,7 +28,8 @@ public record AgentOptions(
     Duration offlineGrace,
     Duration reclaimGrace,
     String namespace,
-    boolean tidyNode) {
+    boolean tidyNode,
+    int metricsPort) {
 
   /** Default namespace of cluster mode. */
   public static final String DEFAULT_NAMESPACE = "default";
@@ -75,7 +78,8 @@ public record AgentOptions(
         offlineGrace,
         reclaimGrace,
         DEFAULT_NAMESPACE,
-        true);
+        true,
+        -1);
   }
 
   /** A copy for cluster mode in {@code newNamespace}. */
@@ -91,7 +95,8 @@ public record AgentOptions(
         offlineGrace,
         reclaimGrace,
         newNamespace,
-        newTidyNode);
+        newTidyNode,
+        metricsPort);
   }
 
   /** A copy with another reclaim grace. */
@@ -107,6 +112,24 @@ public record AgentOptions(
         offlineGrace,
         grace,
         namespace,
-        tidyNode);
+        tidyNode,
+        metricsPort);
+  }
+
+  /** A copy serving metrics and health on {@code port} (0: any free port). */
+  public AgentOptions withMetricsPort(int port) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespace,
+        tidyNode,
+        port);
   }
 }

@@ -72,21 +72,33 @@ public final class Main implements Callable<Integer> {
               + " capacity and allocatable (default true; --no-tidy-node turns it off).")
   boolean tidyNode = true;
 
+  @Option(
+      names = "--metrics-port",
+      description =
+          "Serve /metrics (Prometheus), /healthz and /readyz on this port (env"
+              + " JAKRI_METRICS_PORT; default: off).")
+  Integer metricsPort;
+
   @Override
   public Integer call() throws Exception {
+    int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {
       if (config != null) {
         System.err.println("jakri-agent: --config needs --standalone");
         return 2;
       }
       return runUntilSignal(
-          common.options(false, Optional.empty(), emulateKubelet).inCluster(namespace, tidyNode));
+          common
+              .options(false, Optional.empty(), emulateKubelet)
+              .inCluster(namespace, tidyNode)
+              .withMetricsPort(port));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
       return 2;
     }
-    AgentOptions options = common.options(true, Optional.of(config), emulateKubelet);
+    AgentOptions options =
+        common.options(true, Optional.of(config), emulateKubelet).withMetricsPort(port);
     return runUntilSignal(options);
   }
 

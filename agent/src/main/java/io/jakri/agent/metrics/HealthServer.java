@@ -1,0 +1,81 @@
+package io.jakri.agent.metrics;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+
+/**
+ * Serves {@code /metrics} (Prometheus text), {@code /healthz} (the agent runs) and {@code /readyz}
+ * (200 only while the kubelet is reachable and, in cluster mode, the watches have listed once;
+ * otherwise 503 with the reason) on one port, from a caller-supplied executor.
+ */
+public final class HealthServer implements AutoCloseable {
+
+  private final HttpServer server;
+
+  /**
+   * @param notReady empty when ready, else why not
+   */
+  public HealthServer(
+      InetSocketAddress address,
+      AgentMetrics metrics,
+      Supplier<Optional<String>> notReady,
+      Executor executor)
+      throws IOException {
+    server = HttpServer.create(address, 16);
+    server.setExecutor(executor);
+    server.createContext(
+        "/metrics",
+        ex -> reply(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()));
+    server.createContext("/healthz", ex -> reply(ex, 200, "text/plain", "ok\n"));
+    server.createContext(
+        "/readyz",
+        ex -> {
+          Optional<String> reason = notReady.get();
+          reply(
+              ex,
+              reason.isPresent() ? 503 : 200,
+              "text/plain",
+              reason.map(r -> "not ready: " + r + "\n").orElse("ok\n"));
+        });
+  }
+
+  public void start() {
+    server.start();
+  }
+
+  /** The port actually bound (useful with port 0). */
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+  }
+
+  private static void reply(HttpExchange ex, int code, String type, String body)
+      throws IOException {
+    try (ex) {
+      if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
+        ex.getResponseHeaders().add("Allow", "GET, HEAD");
+        ex.sendResponseHeaders(405, -1);
+        return;
+      }
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      ex.getResponseHeaders().add("Content-Type", type);
+      ex.sendResponseHeaders(code, "HEAD".equals(ex.getRequestMethod()) ? -1 : bytes.length);
+      if (!"HEAD".equals(ex.getRequestMethod())) {
+        try (OutputStream out = ex.getResponseBody()) {
+          out.write(bytes);
+        }
+      }
+    }
+  }
+}

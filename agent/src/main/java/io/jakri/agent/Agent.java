@@ -16,6 +16,7 @@ import io.jakri.agent.cluster.NodeTidier;
 import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.deviceplugin.StaleSockets;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
@@ -310,6 +311,8 @@ public final class Agent implements AutoCloseable {
       emulator.get().start();
       LOG.info("kubelet emulator serving {}/kubelet.sock", options.devicePluginDir());
     }
+    // Sockets of an agent that was killed (no shutdown) would stay in the kubelet's directory.
+    StaleSockets.remove(options.devicePluginDir());
     plugins.start();
     handlers.loadAll();
     handlers.watch(scheduler);

@@ -167,8 +167,9 @@ public final class FaultHandlers {
   }
 
   /**
-   * Flaps: one device {@code flap} appears and vanishes every 100 ms, one device {@code still}
-   * stays.
+   * Flaps: device {@code flap} appears and vanishes every 100 ms for {@code ticks} reports (details
+   * {@code ticks: N}, {@code end: present|absent}), then stays as {@code end} says; device {@code
+   * still} is always there.
    */
   @org.pf4j.Extension
   public static final class Flapping implements DiscoveryHandler {
@@ -183,7 +184,11 @@ public final class FaultHandlers {
     }
 
     @Override
-    public Discovery start(DiscoveryContext context, DeviceListener listener) {
+    public Discovery start(DiscoveryContext context, DeviceListener listener)
+        throws io.jakri.handler.InvalidDetailsException {
+      Map<String, Object> details = io.jakri.handler.SafeYaml.loadMap(context.discoveryDetails());
+      long ticks = ((Number) details.getOrDefault("ticks", 50)).longValue();
+      boolean endPresent = !"absent".equals(details.get("end"));
       long[] tick = {0};
       DiscoveredDevice still = DiscoveredDevice.of("still", Map.of("K", "v"), true);
       DiscoveredDevice flap = DiscoveredDevice.of("flap", Map.of("K", "v"), true);
@@ -191,8 +196,11 @@ public final class FaultHandlers {
           context
               .scheduler()
               .scheduleAtFixedRate(
-                  () ->
-                      listener.devices(tick[0]++ % 2 == 0 ? List.of(still, flap) : List.of(still)),
+                  () -> {
+                    long t = tick[0]++;
+                    boolean present = t < ticks ? t % 2 == 0 : endPresent;
+                    listener.devices(present ? List.of(still, flap) : List.of(still));
+                  },
                   0,
                   100,
                   TimeUnit.MILLISECONDS);

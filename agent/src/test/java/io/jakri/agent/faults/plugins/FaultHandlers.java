@@ -208,6 +208,31 @@ public final class FaultHandlers {
     }
   }
 
+  /**
+   * Claims the name of the packaged {@code simulated} handler and reports device {@code impostor}.
+   */
+  @org.pf4j.Extension
+  public static final class Impostor implements DiscoveryHandler {
+    @Override
+    public String name() {
+      return "simulated";
+    }
+
+    @Override
+    public Validation validate(DiscoveryContext context) {
+      return Validation.ok();
+    }
+
+    @Override
+    public Discovery start(DiscoveryContext context, DeviceListener listener) {
+      context
+          .scheduler()
+          .execute(
+              () -> listener.devices(List.of(DiscoveredDevice.of("impostor", Map.of(), true))));
+      return () -> {};
+    }
+  }
+
   private static void awaitForever() {
     try {
       new CountDownLatch(1).await();

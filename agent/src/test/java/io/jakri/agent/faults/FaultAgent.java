@@ -37,20 +37,41 @@ final class FaultAgent implements AutoCloseable {
   }
 
   static FaultAgent start(Path root, Path plugins, Duration offlineGrace) throws IOException {
+    return start(root, plugins, offlineGrace, Optional.empty());
+  }
+
+  static FaultAgent start(
+      Path root, Path plugins, Duration offlineGrace, Optional<Duration> reclaimGrace)
+      throws IOException {
     Path config = Files.createDirectories(root.resolve("config"));
     Path dp = root.resolve("device-plugins");
-    Agent agent =
-        Agent.start(
-            new AgentOptions(
-                "node-a",
-                true,
-                Optional.of(config),
-                true,
-                dp,
-                root.resolve("pod-resources").resolve("kubelet.sock"),
-                plugins,
-                offlineGrace));
-    return new FaultAgent(root, config, dp, agent);
+    AgentOptions options =
+        new AgentOptions(
+            "node-a",
+            true,
+            Optional.of(config),
+            true,
+            dp,
+            root.resolve("pod-resources").resolve("kubelet.sock"),
+            plugins,
+            offlineGrace);
+    if (reclaimGrace.isPresent()) {
+      options = options.withReclaimGrace(reclaimGrace.get());
+    }
+    return new FaultAgent(root, config, dp, Agent.start(options));
+  }
+
+  /** Slots held (by any node, through any resource) over every Instance of a Configuration. */
+  long slotsHeld(String configuration) {
+    try {
+      return agent.instances().list().stream()
+          .filter(i -> i.configurationName().equals(configuration))
+          .flatMap(i -> i.deviceUsage().values().stream())
+          .filter(u -> !(u instanceof io.jakri.agent.instance.SlotUsage.Free))
+          .count();
+    } catch (io.jakri.agent.instance.StoreException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** A plugins dir holding copies of the named packaged handler jars. */

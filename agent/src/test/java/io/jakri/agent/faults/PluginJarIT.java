@@ -154,7 +154,16 @@ class PluginJarIT {
     Path device = src.resolve("DiscoveredDevice.java");
     Files.writeString(device, "package io.jakri.handler; public final class DiscoveredDevice { }");
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-    int rc = javac.run(null, null, null, "-proc:none", "-d", dir.toString(), agent.toString(), device.toString());
+    int rc =
+        javac.run(
+            null,
+            null,
+            null,
+            "-proc:none",
+            "-d",
+            dir.toString(),
+            agent.toString(),
+            device.toString());
     assertThat(rc).isZero();
     return dir;
   }

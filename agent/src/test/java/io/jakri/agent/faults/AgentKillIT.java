@@ -41,7 +41,7 @@ class AgentKillIT {
 
   /**
    * Also require that the restarted agent removes the dead one's socket files. Off by default: the
-   * agent does not sweep them yet (see the faults README); the test then counts them.
+   * agent does not sweep them yet (see SECURITY.md); the test then counts them.
    */
   private static final boolean STRICT = Boolean.getBoolean("jakri.faults.strict");
 

@@ -150,4 +150,17 @@ final class FaultAgent implements AutoCloseable {
     }
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
   }
+
+  /** Deletes a directory tree; true when it is gone. */
+  static boolean deleteTree(Path root) throws IOException {
+    if (!Files.exists(root)) {
+      return true;
+    }
+    try (Stream<Path> walk = Files.walk(root)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+    return !Files.exists(root);
+  }
 }

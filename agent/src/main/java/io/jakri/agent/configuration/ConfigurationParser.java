@@ -25,6 +25,9 @@ public final class ConfigurationParser {
   /** Longest Configuration name: keeps {@code akri.sh/<name>-<6 hex>} a valid resource name. */
   public static final int MAX_NAME_LENGTH = 63 - 7;
 
+  /** Most YAML documents read from one source; a file with more is rejected as a whole. */
+  public static final int MAX_DOCUMENTS = 1000;
+
   private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?");
   private static final Set<String> SPEC_KEYS =
       Set.of(
@@ -54,13 +57,29 @@ public final class ConfigurationParser {
       return new Result(configurations, errors, warnings);
     }
     try {
+      int read = 0;
       for (Object doc : yaml().loadAll(text)) {
+        if (++read > MAX_DOCUMENTS) {
+          // Each document costs a parse and possibly an error message: cap the amplification.
+          errors.add(source + ": more than " + MAX_DOCUMENTS + " YAML documents in one file");
+          return new Result(configurations, errors, warnings);
+        }
+        if (recursive(doc)) {
+          // Legal YAML, but walking it (equals, hashCode, toString, dump) would never stop.
+          errors.add(source + ": invalid YAML: an alias refers to its own parent");
+          return new Result(configurations, errors, warnings);
+        }
         if (doc != null) {
           documents.add(doc);
         }
       }
     } catch (YAMLException | IllegalStateException e) {
       errors.add(source + ": invalid YAML: " + firstLine(e.getMessage()));
+      return new Result(configurations, errors, warnings);
+    } catch (RuntimeException e) {
+      // SnakeYAML lets a few exceptions of explicitly tagged scalars through unwrapped
+      // (NumberFormatException for "!!float y", IllegalArgumentException for bad "!!binary").
+      errors.add(source + ": invalid YAML: a tagged value cannot be read: " + e);
       return new Result(configurations, errors, warnings);
     } catch (StackOverflowError e) {
       errors.add(source + ": invalid YAML: nested too deeply");
@@ -84,6 +103,10 @@ public final class ConfigurationParser {
   public Result check(String source, Object document) {
     List<String> errors = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
+    if (recursive(document)) {
+      errors.add(source + ": the document refers to itself");
+      return new Result(List.of(), errors, warnings);
+    }
     try {
       return new Result(List.of(configuration(source, document, warnings)), errors, warnings);
     } catch (Invalid e) {
@@ -297,6 +320,39 @@ public final class ConfigurationParser {
 
   private static Yaml yaml() {
     return SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, 40);
+  }
+
+  /** Whether {@code value} contains itself (an alias to an enclosing collection). */
+  private static boolean recursive(Object value) {
+    return recursive(
+        value,
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()),
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
+  }
+
+  private static boolean recursive(
+      Object value, java.util.Set<Object> onPath, java.util.Set<Object> done) {
+    if (!(value instanceof java.util.Map<?, ?>) && !(value instanceof java.util.Collection<?>)) {
+      return false;
+    }
+    if (onPath.contains(value)) {
+      return true;
+    }
+    if (!done.add(value)) {
+      return false;
+    }
+    onPath.add(value);
+    Iterable<?> children =
+        value instanceof java.util.Map<?, ?> m
+            ? java.util.stream.Stream.concat(m.keySet().stream(), m.values().stream()).toList()
+            : (java.util.Collection<?>) value;
+    for (Object child : children) {
+      if (recursive(child, onPath, done)) {
+        return true;
+      }
+    }
+    onPath.remove(value);
+    return false;
   }
 
   private static String firstLine(String message) {

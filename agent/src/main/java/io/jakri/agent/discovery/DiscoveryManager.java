@@ -1,5 +1,6 @@
 package io.jakri.agent.discovery;
 
+import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.instance.InstanceNames;
@@ -47,6 +48,9 @@ public final class DiscoveryManager implements AutoCloseable {
 
   /** Most devices taken from one snapshot. */
   public static final int MAX_DEVICES = 10_000;
+
+  /** Devices logged one by one per snapshot (discovered or vanished); the rest are counted. */
+  private static final int LOGGED_PER_SNAPSHOT = 20;
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
   private static final Duration MIN_RESTART = Duration.ofSeconds(1);
@@ -387,10 +391,11 @@ public final class DiscoveryManager implements AutoCloseable {
         continue;
       }
       String name = InstanceNames.instanceName(run.spec.name(), device.id(), device.shared(), node);
-      if (seen.putIfAbsent(name, device) != null) {
+      if (seen.putIfAbsent(name, bounded(device)) != null) {
         rejected++;
       }
     }
+    evictOverflow(run, seen);
     if (rejected > 0) {
       LOG.warn(
           "configuration {}: ignored {} reported devices (blank or duplicate ids, or over {})",
@@ -398,16 +403,19 @@ public final class DiscoveryManager implements AutoCloseable {
           rejected,
           MAX_DEVICES);
     }
+    int discovered = 0;
     for (Map.Entry<String, DiscoveredDevice> e : seen.entrySet()) {
       LocalDevice current = run.devices.get(e.getKey());
       LocalDevice next = new LocalDevice(e.getKey(), run.spec, e.getValue(), true);
       if (current == null || !current.equals(next)) {
         if (current == null) {
-          LOG.info(
-              "configuration {}: device {} discovered as instance {}",
-              run.spec.name(),
-              e.getValue().id(),
-              e.getKey());
+          if (++discovered <= LOGGED_PER_SNAPSHOT) {
+            LOG.info(
+                "configuration {}: device {} discovered as instance {}",
+                run.spec.name(),
+                e.getValue().id(),
+                e.getKey());
+          }
         } else if (!current.online()) {
           LOG.info("instance {}: device is back", e.getKey());
         }
@@ -419,6 +427,12 @@ public final class DiscoveryManager implements AutoCloseable {
         publishDevice(run, next);
       }
     }
+    if (discovered > LOGGED_PER_SNAPSHOT) {
+      LOG.info(
+          "configuration {}: {} more devices discovered (not logged one by one)",
+          run.spec.name(),
+          discovered - LOGGED_PER_SNAPSHOT);
+    }
     markMissing(run, seen.keySet());
     status(
         run,
@@ -428,18 +442,79 @@ public final class DiscoveryManager implements AutoCloseable {
             .message());
   }
 
+  /**
+   * A device with more than {@link EnvContract#MAX_PROPERTIES} properties keeps only those a
+   * container could ever see (the same selection Allocate makes), so a handler reporting millions
+   * of properties costs no more than one reporting the maximum.
+   */
+  private static DiscoveredDevice bounded(DiscoveredDevice device) {
+    if (device.properties().size() <= EnvContract.MAX_PROPERTIES) {
+      return device;
+    }
+    return new DiscoveredDevice(
+        device.id(),
+        EnvContract.mergedProperties(device.properties(), Map.of()),
+        device.mounts(),
+        device.deviceSpecs(),
+        device.annotations(),
+        device.deviceClass(),
+        device.shared());
+  }
+
+  /**
+   * Keeps the devices tracked for one Configuration (seen now, or vanished and in their offline
+   * grace) at most {@link #MAX_DEVICES}: when the newcomers of {@code seen} would exceed it, the
+   * oldest devices not in {@code seen} leave at once instead of at the end of their grace. A
+   * handler that reports ever-new ids (a flood) thus cannot grow the agent without bound.
+   */
+  private void evictOverflow(Run run, Map<String, DiscoveredDevice> seen) {
+    long newcomers = seen.keySet().stream().filter(k -> !run.devices.containsKey(k)).count();
+    long overflow = run.devices.size() + newcomers - MAX_DEVICES;
+    if (overflow <= 0) {
+      return;
+    }
+    List<String> victims = new ArrayList<>();
+    // Devices already offline first (oldest first), then those vanishing with this snapshot.
+    for (boolean online : new boolean[] {false, true}) {
+      for (LocalDevice device : run.devices.values()) {
+        if (victims.size() >= overflow) {
+          break;
+        }
+        if (device.online() == online && !seen.containsKey(device.instanceName())) {
+          victims.add(device.instanceName());
+        }
+      }
+    }
+    for (String instance : victims) {
+      ScheduledFuture<?> timer = run.graceTimers.remove(instance);
+      if (timer != null) {
+        timer.cancel(false);
+      }
+      removeDevice(run, instance);
+    }
+    LOG.warn(
+        "configuration {}: more than {} devices tracked; {} vanished devices removed before their"
+            + " offline grace ended",
+        run.spec.name(),
+        MAX_DEVICES,
+        victims.size());
+  }
+
   /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */
   private void markMissing(Run run, Set<String> seen) {
+    int vanished = 0;
     for (LocalDevice device : new ArrayList<>(run.devices.values())) {
       if (!seen.contains(device.instanceName()) && device.online()) {
         LocalDevice offline = device.withOnline(false);
         run.devices.put(device.instanceName(), offline);
         resources.upsertLocal(offline);
-        LOG.info(
-            "instance {}: device {} vanished; unhealthy now, removed after {}",
-            device.instanceName(),
-            device.device().id(),
-            offlineGrace);
+        if (++vanished <= LOGGED_PER_SNAPSHOT) {
+          LOG.info(
+              "instance {}: device {} vanished; unhealthy now, removed after {}",
+              device.instanceName(),
+              device.device().id(),
+              offlineGrace);
+        }
         String instance = device.instanceName();
         run.graceTimers.put(
             instance,
@@ -448,6 +523,12 @@ public final class DiscoveryManager implements AutoCloseable {
                 offlineGrace.toMillis(),
                 TimeUnit.MILLISECONDS));
       }
+    }
+    if (vanished > LOGGED_PER_SNAPSHOT) {
+      LOG.info(
+          "configuration {}: {} more devices vanished (not logged one by one)",
+          run.spec.name(),
+          vanished - LOGGED_PER_SNAPSHOT);
     }
   }
 

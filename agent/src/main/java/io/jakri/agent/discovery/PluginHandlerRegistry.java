@@ -214,6 +214,11 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   private record Loaded(Path jar, String pluginId, Stamp stamp) {}
 
   private Optional<String> load(Path jar) {
+    Optional<String> refused = PluginJarCheck.problem(jar).or(() -> versionProblem(jar));
+    if (refused.isPresent()) {
+      fail(jar, refused.get());
+      return Optional.empty();
+    }
     String pluginId = null;
     try {
       pluginId = plugins.loadPlugin(jar);
@@ -257,6 +262,29 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     }
   }
 
+  /**
+   * PF4J reports an unmet {@code Plugin-Requires} only as "Plugin validation failed"; this says
+   * which agent version the jar needs and which one is running.
+   */
+  private Optional<String> versionProblem(Path jar) {
+    try (java.util.jar.JarFile file = new java.util.jar.JarFile(jar.toFile(), false)) {
+      java.util.jar.Manifest manifest = file.getManifest();
+      String requires =
+          manifest == null ? null : manifest.getMainAttributes().getValue("Plugin-Requires");
+      if (requires == null || requires.isBlank() || requires.strip().equals("*")) {
+        return Optional.empty();
+      }
+      String running = plugins.getSystemVersion();
+      if (plugins.getVersionManager().checkVersionConstraint(running, requires.strip())) {
+        return Optional.empty();
+      }
+      return Optional.of(
+          "requires agent version " + requires.strip() + " but this agent is " + running);
+    } catch (IOException | RuntimeException e) {
+      return Optional.empty(); // PF4J reports unreadable jars and bad constraints itself
+    }
+  }
+
   private void fail(Path jar, String reason) {
     LOG.error("plugin jar {} not loaded: {}", jar.getFileName(), reason);
     problems.add(new LoadProblem(jar, reason));
@@ -284,10 +312,16 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
         for (String name : names) {
           DiscoveryHandler previous = index.putIfAbsent(name, handler);
           if (previous != null && previous != handler) {
-            LOG.error(
-                "handler name {} is provided twice; keeping the first, ignoring plugin {}",
-                name,
-                wrapper.getPluginId());
+            String reason =
+                "handler name \""
+                    + name
+                    + "\" is already provided by another plugin (loaded earlier); this one is"
+                    + " ignored for it";
+            if (problems.stream()
+                .noneMatch(
+                    p -> p.jar().equals(wrapper.getPluginPath()) && p.reason().equals(reason))) {
+              fail(wrapper.getPluginPath(), reason);
+            }
           }
         }
       }

@@ -68,12 +68,27 @@ public final class Validator {
                     + "; discoveryDetails not checked");
             continue;
           }
-          Validation v =
-              handler
-                  .get()
-                  .validate(
-                      new DiscoveryContext(
-                          spec.name(), "validate", spec.discoveryDetails(), Map.of(), scheduler));
+          Validation v;
+          try {
+            v =
+                handler
+                    .get()
+                    .validate(
+                        new DiscoveryContext(
+                            spec.name(), "validate", spec.discoveryDetails(), Map.of(), scheduler));
+          } catch (RuntimeException | LinkageError e) {
+            // A handler must not throw for bad input; a plugin that does is reported, not fatal.
+            err.println(
+                file
+                    + ": "
+                    + spec.name()
+                    + ": handler \""
+                    + spec.handlerName()
+                    + "\" failed to check discoveryDetails: "
+                    + e);
+            problems++;
+            continue;
+          }
           v.warnings()
               .forEach(w -> out.println("warning: " + file + ": " + spec.name() + ": " + w));
           for (String e : v.errors()) {

@@ -29,9 +29,17 @@ public final class SafeYaml {
     }
     try {
       Object value = yaml().load(text);
+      if (recursive(value)) {
+        // Legal YAML, but a handler walking it (equals, hashCode, toString) would never stop.
+        throw new InvalidDetailsException("invalid YAML: an alias refers to its own parent");
+      }
       return value == null ? Map.of() : value;
     } catch (YAMLException | IllegalStateException e) {
       throw new InvalidDetailsException("invalid YAML: " + firstLine(e.getMessage()), e);
+    } catch (RuntimeException e) {
+      // SnakeYAML lets a few exceptions of explicitly tagged scalars through unwrapped
+      // (NumberFormatException for "!!float y", IllegalArgumentException for bad "!!binary").
+      throw new InvalidDetailsException("invalid YAML: a tagged value cannot be read: " + e, e);
     } catch (StackOverflowError e) {
       throw new InvalidDetailsException("invalid YAML: nested too deeply");
     }
@@ -71,6 +79,39 @@ public final class SafeYaml {
     options.setCodePointLimit(maxCodePoints);
     options.setAllowDuplicateKeys(false);
     return new Yaml(new SafeConstructor(options));
+  }
+
+  /** Whether {@code value} contains itself (an alias to an enclosing collection). */
+  private static boolean recursive(Object value) {
+    return recursive(
+        value,
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()),
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
+  }
+
+  private static boolean recursive(
+      Object value, java.util.Set<Object> onPath, java.util.Set<Object> done) {
+    if (!(value instanceof java.util.Map<?, ?>) && !(value instanceof java.util.Collection<?>)) {
+      return false;
+    }
+    if (onPath.contains(value)) {
+      return true;
+    }
+    if (!done.add(value)) {
+      return false;
+    }
+    onPath.add(value);
+    Iterable<?> children =
+        value instanceof java.util.Map<?, ?> m
+            ? java.util.stream.Stream.concat(m.keySet().stream(), m.values().stream()).toList()
+            : (java.util.Collection<?>) value;
+    for (Object child : children) {
+      if (recursive(child, onPath, done)) {
+        return true;
+      }
+    }
+    onPath.remove(value);
+    return false;
   }
 
   private static String firstLine(String message) {

@@ -28,13 +28,20 @@ public record TxtEntry(String key, Optional<String> value) {
   }
 
   /**
+   * Most attributes kept from one TXT record; DNS-SD recommends records well under 1,300 bytes (RFC
+   * 6763 §6.2), so real services stay far below it.
+   */
+  public static final int MAX_ATTRIBUTES = 256;
+
+  /**
    * Decodes TXT record data (a sequence of length-prefixed strings) into attributes in wire order.
    *
    * <p>Follows RFC 6763 §6.4/6.5: only the first occurrence of a key (case-insensitively) counts,
    * strings without a key ({@code =value}) and empty strings are ignored. A string whose length
    * runs past the end of the data ends decoding; what came before it is kept. {@code null} or empty
-   * data gives no attributes. Pure function, no size limits: those belong to {@link
-   * ZeroconfProperties}.
+   * data gives no attributes. At most {@value #MAX_ATTRIBUTES} attributes are kept (a hostile 64
+   * KiB record could otherwise hold some 20,000, kept per service); the limits on what becomes a
+   * property belong to {@link ZeroconfProperties}. Pure function.
    */
   public static List<TxtEntry> decode(byte[] data) {
     List<TxtEntry> entries = new ArrayList<>();
@@ -62,6 +69,9 @@ public record TxtEntry(String key, Optional<String> value) {
                 : Optional.empty();
         if (seen.add(key.toLowerCase(Locale.ROOT))) {
           entries.add(new TxtEntry(key, value));
+          if (entries.size() >= MAX_ATTRIBUTES) {
+            break;
+          }
         }
       }
       offset = end;

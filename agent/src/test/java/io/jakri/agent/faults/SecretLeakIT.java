@@ -1,0 +1,166 @@
+package io.jakri.agent.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.classic.spi.ThrowableProxyUtil;
+import ch.qos.logback.core.read.ListAppender;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.jakri.agent.Agent;
+import io.jakri.agent.AgentOptions;
+import io.jakri.crd.Configuration;
+import io.jakri.crd.Crds;
+import io.jakri.crd.Instance;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Secret-sourced discoveryProperties never reach a log line (at any level, stack traces included),
+ * a Configuration's status, an Event or an Instance — neither when they resolve nor when a
+ * reference is broken.
+ */
+@EnableKubernetesMockClient(crud = true, https = false)
+class SecretLeakIT {
+
+  private static final String NS = "default";
+
+  KubernetesMockServer server;
+  KubernetesClient client;
+
+  @TempDir Path tmp;
+
+  @Test
+  void secretValuesAppearInNoLogStatusEventOrInstance() throws Exception {
+    String secret = "s3cr3t-" + UUID.randomUUID();
+    for (CustomResourceDefinition crd : Crds.load()) {
+      client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
+    }
+    client
+        .secrets()
+        .inNamespace(NS)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("creds")
+                .endMetadata()
+                .withData(
+                    Map.of(
+                        "token",
+                        Base64.getEncoder()
+                            .encodeToString(secret.getBytes(StandardCharsets.UTF_8))))
+                .build())
+        .create();
+    String good = configuration("with-secret", "token");
+    String broken = configuration("broken-ref", "no-such-key");
+    for (String yaml : new String[] {good, broken}) {
+      client
+          .resources(Configuration.class)
+          .inNamespace(NS)
+          .resource(client.getKubernetesSerialization().unmarshal(yaml, Configuration.class))
+          .create();
+    }
+
+    Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
+    Logger jakri = (Logger) LoggerFactory.getLogger("io.jakri");
+    Level previous = jakri.getLevel();
+    ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    logs.start();
+    root.addAppender(logs);
+    jakri.setLevel(Level.ALL);
+    try {
+      Path dir = Files.createDirectories(tmp.resolve("node-a"));
+      AgentOptions options =
+          new AgentOptions(
+                  "node-a",
+                  false,
+                  Optional.empty(),
+                  true,
+                  dir.resolve("device-plugins"),
+                  dir.resolve("pod-resources").resolve("kubelet.sock"),
+                  FaultAgent.PACKAGED_PLUGINS,
+                  Duration.ofSeconds(60))
+              .inCluster(NS, true);
+      try (Agent agent = Agent.start(options, Optional.of(server.createClient()))) {
+        var kubelet = agent.emulator().orElseThrow();
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> kubelet.allocatable().getOrDefault("example.com/secret", -1L) == 1);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(
+                () ->
+                    agent.discovery().statuses().containsKey("broken-ref")
+                        && !agent.discovery().statuses().get("broken-ref").message().isBlank());
+        // Let status publication and events happen.
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> !client.v1().events().inNamespace(NS).list().getItems().isEmpty());
+      }
+    } finally {
+      root.detachAppender(logs);
+      jakri.setLevel(previous);
+    }
+
+    int lines = 0;
+    for (ILoggingEvent e : logs.list) {
+      String text =
+          e.getFormattedMessage()
+              + (e.getThrowableProxy() == null
+                  ? ""
+                  : ThrowableProxyUtil.asString(e.getThrowableProxy()));
+      assertThat(text).as("log line from " + e.getLoggerName()).doesNotContain(secret);
+      lines++;
+    }
+    String statuses =
+        client.resources(Configuration.class).inNamespace(NS).list().getItems().toString();
+    String events = client.v1().events().inNamespace(NS).list().getItems().toString();
+    String instances =
+        client.resources(Instance.class).inNamespace(NS).list().getItems().toString();
+    assertThat(statuses).doesNotContain(secret);
+    assertThat(events).doesNotContain(secret);
+    assertThat(instances).doesNotContain(secret);
+    assertThat(lines).isGreaterThan(10);
+    System.out.printf(
+        "SECRETS %d log lines (all levels), %d Events, Configuration statuses and Instances"
+            + " checked%n",
+        lines, client.v1().events().inNamespace(NS).list().getItems().size());
+    System.out.println("FAULT secret-leak cases=2 recovered=2 lost=0");
+  }
+
+  private static String configuration(String name, String key) {
+    return """
+        apiVersion: akri.sh/v0
+        kind: Configuration
+        metadata:
+          name: %s
+        spec:
+          capacity: 1
+          discoveryHandler:
+            name: simulated
+            discoveryDetails: |
+              count: 1
+              resourceName: example.com/%s
+            discoveryProperties:
+            - name: TOKEN
+              valueFrom:
+                secretKeyRef: {name: creds, key: %s}
+        """
+        .formatted(name, name.equals("with-secret") ? "secret" : "broken", key);
+  }
+}

@@ -48,10 +48,37 @@ public final class Bench {
   private final Path work;
   private final Map<String, List<Double>> samples = new LinkedHashMap<>();
   private final List<Figure> figures = new ArrayList<>();
+  private List<String> agentJvm;
 
   private Bench(Options options, Path work) {
     this.options = options;
     this.work = work;
+    this.agentJvm = options.agentJvm;
+  }
+
+  /**
+   * Application class-data sharing: one training run of the idle agent with {@code
+   * -XX:ArchiveClassesAtExit} (the archive is written when it exits on SIGTERM); later agents map
+   * the archived classes instead of loading and verifying them.
+   */
+  private Path trainCds() throws Exception {
+    Path root = Files.createDirectories(work.resolve("cds-training"));
+    Path config = Files.createDirectories(root.resolve("config"));
+    Path archive = root.resolve("jakri-agent.jsa");
+    writeSimulated(config.resolve("sim.yaml"), "sim", 3);
+    try (Harness h = new Harness(root)) {
+      Readiness ready = new Readiness(distinctInstances("sim", 3) + 1, r -> 1);
+      h.emulator.addListener(ready);
+      List<String> flags = new ArrayList<>(agentJvm);
+      flags.add("-XX:ArchiveClassesAtExit=" + archive);
+      try (ChildJvm agent = h.startAgent(flags, config, root.resolve("agent.log"))) {
+        ready.await(READY_TIMEOUT);
+      }
+    }
+    if (!Files.exists(archive)) {
+      throw new IllegalStateException("no CDS archive written; see " + root.resolve("agent.log"));
+    }
+    return archive;
   }
 
   /** Command-line options. */
@@ -63,7 +90,9 @@ public final class Bench {
       Path plugins,
       List<String> agentJvm,
       Path benchClasspath,
-      boolean keep) {
+      boolean keep,
+      Set<String> scenarios,
+      boolean cds) {
 
     static Options parse(String[] args) {
       boolean quick = false;
@@ -76,6 +105,8 @@ public final class Bench {
           Path.of(Bench.class.getProtectionDomain().getCodeSource().getLocation().getPath());
       boolean keep = false;
       boolean runsGiven = false;
+      Set<String> scenarios = Set.of("idle", "scale", "floor");
+      boolean cds = false;
       for (int i = 0; i < args.length; i++) {
         switch (args[i]) {
           case "--quick" -> quick = true;
@@ -91,6 +122,8 @@ public final class Bench {
               jvm = args[++i].isBlank() ? List.of() : List.of(args[i].trim().split("\\s+"));
           case "--bench-jar" -> benchCp = Path.of(args[++i]);
           case "--keep" -> keep = true;
+          case "--only" -> scenarios = Set.of(args[++i].split(","));
+          case "--cds" -> cds = true;
           default -> throw new IllegalArgumentException("unknown option " + args[i]);
         }
       }
@@ -108,19 +141,25 @@ public final class Bench {
           plugins.toAbsolutePath(),
           jvm,
           benchCp.toAbsolutePath(),
-          keep);
+          keep,
+          scenarios,
+          cds);
     }
   }
 
   public static void main(String[] args) throws Exception {
+    // The emulator in this JVM would log every registration; the agent's own log is in its file.
+    System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "WARN");
+    System.setProperty("JAKRI_LOG_LEVEL", "WARN");
     Options options = Options.parse(args);
     Path work = Files.createTempDirectory("jakri-bench-");
     long start = System.nanoTime();
     System.out.printf(
-        "jakri bench: %d run(s) per figure, sizes %s, agent JVM flags %s, cores %d, load %s%n",
+        "jakri bench: %d run(s) per figure, sizes %s, agent JVM flags %s%s, cores %d, load %s%n",
         options.runs,
         Arrays.toString(options.sizes),
         options.agentJvm,
+        options.cds ? " + AppCDS" : "",
         Runtime.getRuntime().availableProcessors(),
         loadAverage());
     Bench bench = new Bench(options, work);
@@ -138,13 +177,22 @@ public final class Bench {
   // ---------------------------------------------------------------- scenarios
 
   private void runAll() throws Exception {
-    for (int run = 0; run < options.runs; run++) {
+    if (options.cds) {
+      agentJvm = new ArrayList<>(agentJvm);
+      agentJvm.add("-XX:SharedArchiveFile=" + trainCds());
+      System.out.println("agent JVM flags with the AppCDS archive: " + agentJvm);
+    }
+    for (int run = 0; run < options.runs && options.scenarios.contains("idle"); run++) {
       idleRun(run);
     }
     for (int n : options.sizes) {
       for (int run = 0; run < options.runs; run++) {
-        scaleRun(n, run, n == 1000);
-        floorRun(n, run, n == 1000);
+        if (options.scenarios.contains("scale")) {
+          scaleRun(n, run, n == 1000);
+        }
+        if (options.scenarios.contains("floor")) {
+          floorRun(n, run, n == 1000);
+        }
       }
     }
     summarise();
@@ -162,6 +210,7 @@ public final class Bench {
       h.emulator.addListener(ready);
       try (ChildJvm agent = h.startAgent(config, root.resolve("agent.log"))) {
         long at = ready.await(READY_TIMEOUT);
+        add("agent_cpu_to_3_instances_advertised_ms", agent.cpuMs());
         add("agent_start_to_3_instances_advertised_ms", ms(at - agent.startedAt()));
         settle();
         add("agent_rss_idle_3_instances_mb", agent.rssKb() / 1024.0);
@@ -185,6 +234,7 @@ public final class Bench {
       h.emulator.addListener(ready);
       try (ChildJvm agent = h.startAgent(config, root.resolve("agent.log"))) {
         long at = ready.await(READY_TIMEOUT);
+        add("agent_cpu_to_" + n + "_instances_advertised_ms", agent.cpuMs());
         add("agent_start_to_" + n + "_instances_advertised_ms", ms(at - agent.startedAt()));
         add("agent_first_to_last_registration_" + n + "_ms", ms(at - ready.firstRegisteredAt()));
         settle();
@@ -206,7 +256,7 @@ public final class Bench {
       h.emulator.addListener(ready);
       try (ChildJvm floor =
           ChildJvm.start(
-              options.agentJvm,
+              agentJvm,
               List.of(
                   "-cp",
                   options.benchClasspath + ":" + options.agentJar,
@@ -215,6 +265,7 @@ public final class Bench {
                   Integer.toString(n)),
               root.resolve("floor.log"))) {
         long at = ready.await(READY_TIMEOUT);
+        add("floor_cpu_to_" + n + "_advertised_ms", floor.cpuMs());
         add("floor_start_to_" + n + "_advertised_ms", ms(at - floor.startedAt()));
         add("floor_first_to_last_registration_" + n + "_ms", ms(at - ready.firstRegisteredAt()));
         settle();
@@ -347,6 +398,7 @@ public final class Bench {
     double disc99 = med("discovery_to_advertised_p99_ms");
     fig("discovery_to_advertised_p99_ms", "ms", "<= 50 ms", Optional.of(disc99 <= 50));
     fig("agent_start_to_3_instances_advertised_ms", "ms", "-", Optional.empty());
+    fig("agent_cpu_to_3_instances_advertised_ms", "ms", "(CPU time)", Optional.empty());
     for (int n : options.sizes) {
       String a = "agent_start_to_" + n + "_instances_advertised_ms";
       double v = med(a);
@@ -360,6 +412,11 @@ public final class Bench {
               "ms",
               n == 1000 ? "<= 2x floor, <= 3000 ms" : "<= 2x floor",
               Optional.of(ok)));
+      floor(
+          "agent_cpu_to_" + n + "_instances_advertised_ms",
+          "floor_cpu_to_" + n + "_advertised_ms",
+          "ms",
+          "(CPU time; load-independent)");
       floor(
           "agent_first_to_last_registration_" + n + "_ms",
           "floor_first_to_last_registration_" + n + "_ms",
@@ -549,20 +606,29 @@ public final class Bench {
     final Path dir;
     final Path podResources;
     final KubeletEmulator emulator;
+    final EventLoopGroup group;
 
+    @SuppressWarnings("deprecation")
     Harness(Path root) throws IOException {
       dir = root.resolve("device-plugins");
       podResources = root.resolve("pod-resources").resolve("kubelet.sock");
       Files.createDirectories(podResources.getParent());
+      // Two I/O threads: the kubelet (Go) uses every core for its plugin connections.
+      group = new EpollEventLoopGroup(2);
       emulator =
           KubeletEmulator.builder(dir)
               .podResourcesSocket(podResources)
               .writeCheckpoint(false)
+              .eventLoopGroup(group)
               .build();
       emulator.start();
     }
 
     ChildJvm startAgent(Path config, Path log) throws IOException {
+      return startAgent(agentJvm, config, log);
+    }
+
+    ChildJvm startAgent(List<String> jvm, Path config, Path log) throws IOException {
       List<String> args = new ArrayList<>();
       args.add("-jar");
       args.add(options.agentJar.toString());
@@ -579,12 +645,13 @@ public final class Bench {
               podResources.toString(),
               "--plugins-dir",
               options.plugins.toString()));
-      return ChildJvm.start(options.agentJvm, args, log);
+      return ChildJvm.start(jvm, args, log);
     }
 
     @Override
     public void close() {
       emulator.close();
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
   }
 }

@@ -59,6 +59,14 @@ final class ChildJvm implements AutoCloseable {
     return statusField("VmRSS:");
   }
 
+  /** CPU time (user + system) the process has used so far, in ms. */
+  long cpuMs() throws IOException {
+    String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
+    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    // fields[0] is field 3 (state); utime and stime are fields 14 and 15, in clock ticks (100/s).
+    return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;
+  }
+
   /** Number of threads (JVM-internal ones included). */
   long threads() throws IOException {
     return statusField("Threads:");

@@ -37,7 +37,8 @@ import java.util.stream.Stream;
  * figure (and per floor and ratio). Figures are medians over the runs.
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
- * [--plugins DIR] [--agent-jvm "FLAGS"] [--bench-jar PATH]}.
+ * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only idle,scale,floor]
+ * [--bench-jar PATH] [--keep]}.
  */
 public final class Bench {
 
@@ -49,11 +50,13 @@ public final class Bench {
   private final Map<String, List<Double>> samples = new LinkedHashMap<>();
   private final List<Figure> figures = new ArrayList<>();
   private List<String> agentJvm;
+  private List<String> floorJvm;
 
   private Bench(Options options, Path work) {
     this.options = options;
     this.work = work;
     this.agentJvm = options.agentJvm;
+    this.floorJvm = options.agentJvm;
   }
 
   /**
@@ -81,6 +84,38 @@ public final class Bench {
     return archive;
   }
 
+  /** The same for the floor program, so that both start with the same advantage. */
+  private Path trainFloorCds() throws Exception {
+    Path root = Files.createDirectories(work.resolve("cds-training-floor"));
+    Path archive = root.resolve("bare-servers.jsa");
+    try (Harness h = new Harness(root)) {
+      Readiness ready = new Readiness(3, r -> 1);
+      h.emulator.addListener(ready);
+      List<String> flags = new ArrayList<>(floorJvm);
+      flags.add("-XX:ArchiveClassesAtExit=" + archive);
+      try (ChildJvm floor = startFloor(h, flags, 3, root.resolve("floor.log"))) {
+        ready.await(READY_TIMEOUT);
+      }
+    }
+    if (!Files.exists(archive)) {
+      throw new IllegalStateException("no CDS archive written; see " + root.resolve("floor.log"));
+    }
+    return archive;
+  }
+
+  private ChildJvm startFloor(Harness h, List<String> jvm, int n, Path log) throws IOException {
+    return ChildJvm.start(
+        jvm,
+        options.agentEnv,
+        List.of(
+            "-cp",
+            options.benchClasspath + ":" + options.agentJar,
+            BareServers.class.getName(),
+            h.dir.toString(),
+            Integer.toString(n)),
+        log);
+  }
+
   /** Command-line options. */
   record Options(
       boolean quick,
@@ -92,7 +127,38 @@ public final class Bench {
       Path benchClasspath,
       boolean keep,
       Set<String> scenarios,
-      boolean cds) {
+      boolean cds,
+      Map<String, String> agentEnv) {
+
+    /**
+     * N Instances need 2N + a few hundred file descriptors in the agent (each server's listening
+     * socket and the kubelet's connection to it); a larger N than this process's open-files limit
+     * allows is lowered, and said so.
+     */
+    static int fitDescriptors(int n) {
+      long limit = openFilesLimit();
+      int max = (int) Math.max(100, (limit - 500) / 2 / 500 * 500);
+      if (n > max) {
+        System.out.printf(
+            "NOTE: %d Instances need about %d open files but the limit is %d; measuring %d%n",
+            n, 2L * n + 500, limit, max);
+        return max;
+      }
+      return n;
+    }
+
+    private static long openFilesLimit() {
+      try {
+        for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+          if (line.startsWith("Max open files")) {
+            return Long.parseLong(line.substring(26).trim().split("\\s+")[0]);
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // fall through
+      }
+      return Long.MAX_VALUE;
+    }
 
     static Options parse(String[] args) {
       boolean quick = false;
@@ -106,7 +172,8 @@ public final class Bench {
       boolean keep = false;
       boolean runsGiven = false;
       Set<String> scenarios = Set.of("idle", "scale", "floor");
-      boolean cds = false;
+      boolean cds = true;
+      Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       for (int i = 0; i < args.length; i++) {
         switch (args[i]) {
           case "--quick" -> quick = true;
@@ -124,6 +191,15 @@ public final class Bench {
           case "--keep" -> keep = true;
           case "--only" -> scenarios = Set.of(args[++i].split(","));
           case "--cds" -> cds = true;
+          case "--no-cds" -> cds = false;
+          case "--agent-env" -> {
+            String[] kv = args[++i].split("=", 2);
+            if (kv[1].isEmpty()) {
+              env.remove(kv[0]);
+            } else {
+              env.put(kv[0], kv[1]);
+            }
+          }
           default -> throw new IllegalArgumentException("unknown option " + args[i]);
         }
       }
@@ -133,6 +209,7 @@ public final class Bench {
         }
         sizes = new int[] {1000};
       }
+      sizes = Arrays.stream(sizes).map(Options::fitDescriptors).toArray();
       return new Options(
           quick,
           runs,
@@ -143,7 +220,8 @@ public final class Bench {
           benchCp.toAbsolutePath(),
           keep,
           scenarios,
-          cds);
+          cds,
+          Map.copyOf(env));
     }
   }
 
@@ -155,11 +233,13 @@ public final class Bench {
     Path work = Files.createTempDirectory("jakri-bench-");
     long start = System.nanoTime();
     System.out.printf(
-        "jakri bench: %d run(s) per figure, sizes %s, agent JVM flags %s%s, cores %d, load %s%n",
+        "jakri bench: %d run(s) per figure, sizes %s, agent JVM flags %s%s env %s, cores %d,"
+            + " load %s%n",
         options.runs,
         Arrays.toString(options.sizes),
         options.agentJvm,
         options.cds ? " + AppCDS" : "",
+        options.agentEnv,
         Runtime.getRuntime().availableProcessors(),
         loadAverage());
     Bench bench = new Bench(options, work);
@@ -180,6 +260,8 @@ public final class Bench {
     if (options.cds) {
       agentJvm = new ArrayList<>(agentJvm);
       agentJvm.add("-XX:SharedArchiveFile=" + trainCds());
+      floorJvm = new ArrayList<>(floorJvm);
+      floorJvm.add("-XX:SharedArchiveFile=" + trainFloorCds());
       System.out.println("agent JVM flags with the AppCDS archive: " + agentJvm);
     }
     for (int run = 0; run < options.runs && options.scenarios.contains("idle"); run++) {
@@ -254,16 +336,7 @@ public final class Bench {
     try (Harness h = new Harness(root)) {
       Readiness ready = new Readiness(n, r -> 1);
       h.emulator.addListener(ready);
-      try (ChildJvm floor =
-          ChildJvm.start(
-              agentJvm,
-              List.of(
-                  "-cp",
-                  options.benchClasspath + ":" + options.agentJar,
-                  BareServers.class.getName(),
-                  h.dir.toString(),
-                  Integer.toString(n)),
-              root.resolve("floor.log"))) {
+      try (ChildJvm floor = startFloor(h, floorJvm, n, root.resolve("floor.log"))) {
         long at = ready.await(READY_TIMEOUT);
         add("floor_cpu_to_" + n + "_advertised_ms", floor.cpuMs());
         add("floor_start_to_" + n + "_advertised_ms", ms(at - floor.startedAt()));
@@ -645,7 +718,7 @@ public final class Bench {
               podResources.toString(),
               "--plugins-dir",
               options.plugins.toString()));
-      return ChildJvm.start(jvm, args, log);
+      return ChildJvm.start(jvm, options.agentEnv, args, log);
     }
 
     @Override

@@ -27,12 +27,20 @@ final class ChildJvm implements AutoCloseable {
 
   /** Starts {@code java <jvmFlags> <args>}, logging to {@code log}. */
   static ChildJvm start(List<String> jvmFlags, List<String> args, Path log) throws IOException {
+    return start(jvmFlags, java.util.Map.of(), args, log);
+  }
+
+  /** Starts {@code java <jvmFlags> <args>} with extra environment variables. */
+  static ChildJvm start(
+      List<String> jvmFlags, java.util.Map<String, String> env, List<String> args, Path log)
+      throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(jvmFlags);
     command.addAll(args);
     ProcessBuilder builder =
         new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    builder.environment().putAll(env);
     long startedAt = System.nanoTime();
     return new ChildJvm(builder.start(), log, startedAt);
   }

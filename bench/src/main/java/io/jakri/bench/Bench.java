@@ -227,7 +227,7 @@ public final class Bench {
 
   public static void main(String[] args) throws Exception {
     // The emulator in this JVM would log every registration; the agent's own log is in its file.
-    System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "WARN");
+    System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
     System.setProperty("JAKRI_LOG_LEVEL", "WARN");
     Options options = Options.parse(args);
     Path work = Files.createTempDirectory("jakri-bench-");

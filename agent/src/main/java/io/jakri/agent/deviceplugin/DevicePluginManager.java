@@ -401,6 +401,11 @@ public final class DevicePluginManager implements AutoCloseable {
     String name = entry.backend.socketStem() + "-" + clock.instant().getEpochSecond() + ".sock";
     Path socket = dir.resolve(name);
     ResourceServer old = entry.server;
+    if (old != null) {
+      // Shutdown begins now for every server of a restart round; the starter threads then only
+      // wait for what has mostly finished meanwhile.
+      old.beginStop();
+    }
     entry.server = null;
     entry.starting = true;
     try {

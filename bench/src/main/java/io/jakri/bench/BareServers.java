@@ -1,0 +1,161 @@
+package io.jakri.bench;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.stub.StreamObserver;
+import io.jakri.kubelet.v1beta1.Device;
+import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
+import io.jakri.kubelet.v1beta1.DevicePluginOptions;
+import io.jakri.kubelet.v1beta1.Empty;
+import io.jakri.kubelet.v1beta1.ListAndWatchResponse;
+import io.jakri.kubelet.v1beta1.RegisterRequest;
+import io.jakri.kubelet.v1beta1.RegistrationGrpc;
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The floor of the scale figures: the least a JVM program must do to advertise N resources — start
+ * N bare device-plugin gRPC servers on Unix sockets (one shared {@code EpollEventLoopGroup(2)}, one
+ * 8-thread executor, like the agent), each answering GetDevicePluginOptions and ListAndWatch with
+ * one healthy device, and register each with the kubelet (asynchronously, over one channel). The
+ * servers are started 8 at a time (gRPC's {@code start()} blocks until the event loop has bound the
+ * socket), the fastest plain way, so the floor is not slower than the agent for want of it. When
+ * {@code kubelet.sock} is created again (a kubelet restart) it serves and registers every resource
+ * again. No discovery, no Instances, no logging. Usage: {@code BareServers <device-plugin-dir> N}.
+ * Runs until killed.
+ */
+public final class BareServers {
+
+  private BareServers() {}
+
+  @SuppressWarnings("deprecation")
+  public static void main(String[] args) throws Exception {
+    Path dir = Path.of(args[0]);
+    int n = Integer.parseInt(args[1]);
+    EventLoopGroup group = new EpollEventLoopGroup(2);
+    ExecutorService executor = Executors.newFixedThreadPool(8);
+    WatchService watcher = FileSystems.getDefault().newWatchService();
+    dir.register(watcher, StandardWatchEventKinds.ENTRY_CREATE);
+    List<Server> servers = serveAndRegister(dir, n, group, executor, new ArrayList<>());
+    while (true) {
+      WatchKey key = watcher.take();
+      boolean kubelet = false;
+      for (WatchEvent<?> event : key.pollEvents()) {
+        kubelet |= "kubelet.sock".equals(String.valueOf(event.context()));
+      }
+      key.reset();
+      if (kubelet) {
+        servers = serveAndRegister(dir, n, group, executor, servers);
+      }
+    }
+  }
+
+  private static List<Server> serveAndRegister(
+      Path dir, int n, EventLoopGroup group, ExecutorService executor, List<Server> old)
+      throws Exception {
+    old.forEach(Server::shutdownNow);
+    ManagedChannel kubelet =
+        NettyChannelBuilder.forAddress(
+                new DomainSocketAddress(dir.resolve("kubelet.sock").toString()))
+            .channelType(EpollDomainSocketChannel.class)
+            .eventLoopGroup(group)
+            .executor(executor)
+            .usePlaintext()
+            .build();
+    RegistrationGrpc.RegistrationStub registration = RegistrationGrpc.newStub(kubelet);
+    long stamp = System.currentTimeMillis() / 1000;
+    List<Server> servers = java.util.Collections.synchronizedList(new ArrayList<>(n));
+    ExecutorService starters = Executors.newFixedThreadPool(8);
+    for (int index = 0; index < n; index++) {
+      int i = index;
+      starters.execute(
+          () -> startAndRegister(dir, i, stamp, group, executor, registration, servers));
+    }
+    starters.shutdown();
+    starters.awaitTermination(10, java.util.concurrent.TimeUnit.MINUTES);
+    return servers;
+  }
+
+  private static void startAndRegister(
+      Path dir,
+      int i,
+      long stamp,
+      EventLoopGroup group,
+      ExecutorService executor,
+      RegistrationGrpc.RegistrationStub registration,
+      List<Server> servers) {
+    String endpoint = "bare-" + i + "-" + stamp + ".sock";
+    try {
+      Server server =
+          NettyServerBuilder.forAddress(new DomainSocketAddress(dir.resolve(endpoint).toString()))
+              .channelType(EpollServerDomainSocketChannel.class)
+              .bossEventLoopGroup(group)
+              .workerEventLoopGroup(group)
+              .executor(executor)
+              .addService(new Plugin("bare-" + i))
+              .build()
+              .start();
+      servers.add(server);
+    } catch (java.io.IOException e) {
+      System.err.println("cannot serve " + endpoint + ": " + e);
+      return;
+    }
+    {
+      registration.register(
+          RegisterRequest.newBuilder()
+              .setVersion("v1beta1")
+              .setEndpoint(endpoint)
+              .setResourceName("bench.jakri.io/bare-" + i)
+              .build(),
+          new StreamObserver<>() {
+            @Override
+            public void onNext(Empty value) {}
+
+            @Override
+            public void onError(Throwable t) {
+              System.err.println("register " + endpoint + " failed: " + t);
+            }
+
+            @Override
+            public void onCompleted() {}
+          });
+    }
+  }
+
+  private static final class Plugin extends DevicePluginGrpc.DevicePluginImplBase {
+    private final ListAndWatchResponse devices;
+
+    Plugin(String id) {
+      devices =
+          ListAndWatchResponse.newBuilder()
+              .addDevices(Device.newBuilder().setID(id).setHealth("Healthy"))
+              .build();
+    }
+
+    @Override
+    public void getDevicePluginOptions(Empty request, StreamObserver<DevicePluginOptions> out) {
+      out.onNext(DevicePluginOptions.getDefaultInstance());
+      out.onCompleted();
+    }
+
+    @Override
+    public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> out) {
+      out.onNext(devices); // the stream stays open, like a real plugin's
+    }
+  }
+}

@@ -1,0 +1,739 @@
+package io.jakri.bench;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.jakri.agent.instance.InstanceNames;
+import io.jakri.kubelet.emulator.EmulatorListener;
+import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.kubelet.v1beta1.AllocateRequest;
+import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
+import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
+import io.jakri.kubelet.v1beta1.Empty;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The benchmark suite: every figure of issue 7 that this machine can measure, each next to its
+ * physical floor measured in the same run. The agent always runs as a separate JVM (the shipped
+ * jar, with the JVM flags under test), the kubelet emulator in this JVM, so the agent's RSS,
+ * threads and heap are its own. Prints a table and one {@code BENCH name value unit} line per
+ * figure (and per floor and ratio). Figures are medians over the runs.
+ *
+ * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
+ * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only idle,scale,floor]
+ * [--bench-jar PATH] [--keep]}.
+ */
+public final class Bench {
+
+  private static final Duration READY_TIMEOUT = Duration.ofMinutes(4);
+  private static final String NODE = "bench-node";
+
+  private final Options options;
+  private final Path work;
+  private final Map<String, List<Double>> samples = new LinkedHashMap<>();
+  private final List<Figure> figures = new ArrayList<>();
+  private List<String> agentJvm;
+  private List<String> floorJvm;
+
+  private Bench(Options options, Path work) {
+    this.options = options;
+    this.work = work;
+    this.agentJvm = options.agentJvm;
+    this.floorJvm = options.agentJvm;
+  }
+
+  /**
+   * Application class-data sharing: one training run of the idle agent with {@code
+   * -XX:ArchiveClassesAtExit} (the archive is written when it exits on SIGTERM); later agents map
+   * the archived classes instead of loading and verifying them.
+   */
+  private Path trainCds() throws Exception {
+    Path root = Files.createDirectories(work.resolve("cds-training"));
+    Path config = Files.createDirectories(root.resolve("config"));
+    Path archive = root.resolve("jakri-agent.jsa");
+    writeSimulated(config.resolve("sim.yaml"), "sim", 3);
+    try (Harness h = new Harness(root)) {
+      Readiness ready = new Readiness(distinctInstances("sim", 3) + 1, r -> 1);
+      h.emulator.addListener(ready);
+      List<String> flags = new ArrayList<>(agentJvm);
+      flags.add("-XX:ArchiveClassesAtExit=" + archive);
+      try (ChildJvm agent = h.startAgent(flags, config, root.resolve("agent.log"))) {
+        ready.await(READY_TIMEOUT);
+      }
+    }
+    if (!Files.exists(archive)) {
+      throw new IllegalStateException("no CDS archive written; see " + root.resolve("agent.log"));
+    }
+    return archive;
+  }
+
+  /** The same for the floor program, so that both start with the same advantage. */
+  private Path trainFloorCds() throws Exception {
+    Path root = Files.createDirectories(work.resolve("cds-training-floor"));
+    Path archive = root.resolve("bare-servers.jsa");
+    try (Harness h = new Harness(root)) {
+      Readiness ready = new Readiness(3, r -> 1);
+      h.emulator.addListener(ready);
+      List<String> flags = new ArrayList<>(floorJvm);
+      flags.add("-XX:ArchiveClassesAtExit=" + archive);
+      try (ChildJvm floor = startFloor(h, flags, 3, root.resolve("floor.log"))) {
+        ready.await(READY_TIMEOUT);
+      }
+    }
+    if (!Files.exists(archive)) {
+      throw new IllegalStateException("no CDS archive written; see " + root.resolve("floor.log"));
+    }
+    return archive;
+  }
+
+  private ChildJvm startFloor(Harness h, List<String> jvm, int n, Path log) throws IOException {
+    return ChildJvm.start(
+        jvm,
+        options.agentEnv,
+        List.of(
+            "-cp",
+            options.benchClasspath + ":" + options.agentJar,
+            BareServers.class.getName(),
+            h.dir.toString(),
+            Integer.toString(n)),
+        log);
+  }
+
+  /** Command-line options. */
+  record Options(
+      boolean quick,
+      int runs,
+      int[] sizes,
+      Path agentJar,
+      Path plugins,
+      List<String> agentJvm,
+      Path benchClasspath,
+      boolean keep,
+      Set<String> scenarios,
+      boolean cds,
+      Map<String, String> agentEnv) {
+
+    /**
+     * N Instances need 2N + a few hundred file descriptors in the agent (each server's listening
+     * socket and the kubelet's connection to it); a larger N than this process's open-files limit
+     * allows is lowered, and said so.
+     */
+    static int fitDescriptors(int n) {
+      long limit = openFilesLimit();
+      int max = (int) Math.max(100, (limit - 500) / 2 / 500 * 500);
+      if (n > max) {
+        System.out.printf(
+            "NOTE: %d Instances need about %d open files but the limit is %d; measuring %d%n",
+            n, 2L * n + 500, limit, max);
+        return max;
+      }
+      return n;
+    }
+
+    private static long openFilesLimit() {
+      try {
+        for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+          if (line.startsWith("Max open files")) {
+            return Long.parseLong(line.substring(26).trim().split("\\s+")[0]);
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // fall through
+      }
+      return Long.MAX_VALUE;
+    }
+
+    static Options parse(String[] args) {
+      boolean quick = false;
+      int runs = 3;
+      int[] sizes = {1000, 5000, 10000};
+      Path agentJar = Path.of("agent/target/jakri-agent.jar");
+      Path plugins = Path.of("agent/target/plugins");
+      List<String> jvm = AgentJvm.RECOMMENDED;
+      Path benchCp =
+          Path.of(Bench.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+      boolean keep = false;
+      boolean runsGiven = false;
+      Set<String> scenarios = Set.of("idle", "scale", "floor");
+      boolean cds = true;
+      Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
+      for (int i = 0; i < args.length; i++) {
+        switch (args[i]) {
+          case "--quick" -> quick = true;
+          case "--runs" -> {
+            runs = Integer.parseInt(args[++i]);
+            runsGiven = true;
+          }
+          case "--sizes" ->
+              sizes = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+          case "--agent-jar" -> agentJar = Path.of(args[++i]);
+          case "--plugins" -> plugins = Path.of(args[++i]);
+          case "--agent-jvm" ->
+              jvm = args[++i].isBlank() ? List.of() : List.of(args[i].trim().split("\\s+"));
+          case "--bench-jar" -> benchCp = Path.of(args[++i]);
+          case "--keep" -> keep = true;
+          case "--only" -> scenarios = Set.of(args[++i].split(","));
+          case "--cds" -> cds = true;
+          case "--no-cds" -> cds = false;
+          case "--agent-env" -> {
+            String[] kv = args[++i].split("=", 2);
+            if (kv[1].isEmpty()) {
+              env.remove(kv[0]);
+            } else {
+              env.put(kv[0], kv[1]);
+            }
+          }
+          default -> throw new IllegalArgumentException("unknown option " + args[i]);
+        }
+      }
+      if (quick) {
+        if (!runsGiven) {
+          runs = 1;
+        }
+        sizes = new int[] {1000};
+      }
+      sizes = Arrays.stream(sizes).map(Options::fitDescriptors).toArray();
+      return new Options(
+          quick,
+          runs,
+          sizes,
+          agentJar.toAbsolutePath(),
+          plugins.toAbsolutePath(),
+          jvm,
+          benchCp.toAbsolutePath(),
+          keep,
+          scenarios,
+          cds,
+          Map.copyOf(env));
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    // The emulator in this JVM would log every registration; the agent's own log is in its file.
+    System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
+    System.setProperty("JAKRI_LOG_LEVEL", "WARN");
+    Options options = Options.parse(args);
+    Path work = Files.createTempDirectory("jakri-bench-");
+    long start = System.nanoTime();
+    System.out.printf(
+        "jakri bench: %d run(s) per figure, sizes %s, agent JVM flags %s%s env %s, cores %d,"
+            + " load %s%n",
+        options.runs,
+        Arrays.toString(options.sizes),
+        options.agentJvm,
+        options.cds ? " + AppCDS" : "",
+        options.agentEnv,
+        Runtime.getRuntime().availableProcessors(),
+        loadAverage());
+    Bench bench = new Bench(options, work);
+    bench.runAll();
+    bench.print();
+    System.out.printf(
+        "bench took %d s; load %s; work dir %s%n",
+        (System.nanoTime() - start) / 1_000_000_000, loadAverage(), work);
+    if (!options.keep) {
+      deleteTree(work);
+    }
+    System.exit(0);
+  }
+
+  // ---------------------------------------------------------------- scenarios
+
+  private void runAll() throws Exception {
+    if (options.cds) {
+      agentJvm = new ArrayList<>(agentJvm);
+      agentJvm.add("-XX:SharedArchiveFile=" + trainCds());
+      floorJvm = new ArrayList<>(floorJvm);
+      floorJvm.add("-XX:SharedArchiveFile=" + trainFloorCds());
+      System.out.println("agent JVM flags with the AppCDS archive: " + agentJvm);
+    }
+    for (int run = 0; run < options.runs && options.scenarios.contains("idle"); run++) {
+      idleRun(run);
+    }
+    for (int n : options.sizes) {
+      for (int run = 0; run < options.runs; run++) {
+        if (options.scenarios.contains("scale")) {
+          scaleRun(n, run, n == 1000);
+        }
+        if (options.scenarios.contains("floor")) {
+          floorRun(n, run, n == 1000);
+        }
+      }
+    }
+    summarise();
+  }
+
+  /** 3 Instances: idle RSS, Allocate vs a no-op RPC, discovery → advertised. */
+  private void idleRun(int run) throws Exception {
+    Path root = Files.createDirectories(work.resolve("idle-" + run));
+    Path config = Files.createDirectories(root.resolve("config"));
+    writeSimulated(config.resolve("sim.yaml"), "sim", 3);
+    writeSimulated(config.resolve("disc.yaml"), "disc", 1);
+    try (Harness h = new Harness(root)) {
+      int distinct = distinctInstances("sim", 3) + distinctInstances("disc", 1);
+      Readiness ready = new Readiness(distinct + 2, r -> r.equals("akri.sh/sim") ? 3 : 1);
+      h.emulator.addListener(ready);
+      try (ChildJvm agent = h.startAgent(config, root.resolve("agent.log"))) {
+        long at = ready.await(READY_TIMEOUT);
+        add("agent_cpu_to_3_instances_advertised_ms", agent.cpuMs());
+        add("agent_start_to_3_instances_advertised_ms", ms(at - agent.startedAt()));
+        settle();
+        add("agent_rss_idle_3_instances_mb", agent.rssKb() / 1024.0);
+        add("agent_threads_idle", agent.threads());
+        add("agent_heap_idle_mb", agent.heapAfterGcBytes() / (1024.0 * 1024));
+        add("agent_rss_idle_3_instances_after_gc_mb", agent.rssKb() / 1024.0);
+        allocateLatency(h);
+        discoveryLatency(h, config, agent.log());
+      }
+    }
+  }
+
+  /** N Instances: time until all are advertised, RSS, heap, threads; restart recovery. */
+  private void scaleRun(int n, int run, boolean restart) throws Exception {
+    Path root = Files.createDirectories(work.resolve("scale-" + n + "-" + run));
+    Path config = Files.createDirectories(root.resolve("config"));
+    writeSimulated(config.resolve("sim.yaml"), "sim", n);
+    int distinct = distinctInstances("sim", n);
+    try (Harness h = new Harness(root)) {
+      Readiness ready = new Readiness(distinct + 1, r -> r.equals("akri.sh/sim") ? distinct : 1);
+      h.emulator.addListener(ready);
+      try (ChildJvm agent = h.startAgent(config, root.resolve("agent.log"))) {
+        long at = ready.await(READY_TIMEOUT);
+        add("agent_cpu_to_" + n + "_instances_advertised_ms", agent.cpuMs());
+        add("agent_start_to_" + n + "_instances_advertised_ms", ms(at - agent.startedAt()));
+        add("agent_first_to_last_registration_" + n + "_ms", ms(at - ready.firstRegisteredAt()));
+        settle();
+        add("agent_rss_" + n + "_instances_mb", agent.rssKb() / 1024.0);
+        add("agent_threads_" + n + "_instances", agent.threads());
+        add("agent_heap_" + n + "_instances_mb", agent.heapAfterGcBytes() / (1024.0 * 1024));
+        if (restart) {
+          long cpu = agent.cpuMs();
+          add("kubelet_restart_recovery_" + n + "_ms", restartRecovery(h, distinct + 1, distinct));
+          add("kubelet_restart_recovery_cpu_" + n + "_ms", agent.cpuMs() - cpu);
+        }
+      }
+    }
+  }
+
+  /** The floor: N bare gRPC servers started and registered by a minimal program. */
+  private void floorRun(int n, int run, boolean restart) throws Exception {
+    Path root = Files.createDirectories(work.resolve("floor-" + n + "-" + run));
+    try (Harness h = new Harness(root)) {
+      Readiness ready = new Readiness(n, r -> 1);
+      h.emulator.addListener(ready);
+      try (ChildJvm floor = startFloor(h, floorJvm, n, root.resolve("floor.log"))) {
+        long at = ready.await(READY_TIMEOUT);
+        add("floor_cpu_to_" + n + "_advertised_ms", floor.cpuMs());
+        add("floor_start_to_" + n + "_advertised_ms", ms(at - floor.startedAt()));
+        add("floor_first_to_last_registration_" + n + "_ms", ms(at - ready.firstRegisteredAt()));
+        settle();
+        add("floor_rss_" + n + "_mb", floor.rssKb() / 1024.0);
+        add("floor_threads_" + n, floor.threads());
+        if (restart) {
+          long cpu = floor.cpuMs();
+          add("floor_kubelet_restart_recovery_" + n + "_ms", restartRecovery(h, n, 1));
+          add("floor_kubelet_restart_recovery_cpu_" + n + "_ms", floor.cpuMs() - cpu);
+        }
+      }
+    }
+  }
+
+  private double restartRecovery(Harness h, int expected, int classDevices) throws Exception {
+    Readiness again = new Readiness(expected, r -> r.equals("akri.sh/sim") ? classDevices : 1);
+    h.emulator.addListener(again);
+    long t0 = System.nanoTime();
+    h.emulator.restart();
+    long at = again.await(READY_TIMEOUT);
+    h.emulator.removeListener(again);
+    return ms(at - t0);
+  }
+
+  /** Allocate of one Instance slot vs GetDevicePluginOptions, same socket, same channel. */
+  private void allocateLatency(Harness h) throws Exception {
+    Path socket;
+    try (Stream<Path> files = Files.list(h.dir)) {
+      socket =
+          files
+              .filter(p -> p.getFileName().toString().matches("sim-[0-9a-f]{6}-\\d+\\.sock"))
+              .findFirst()
+              .orElseThrow();
+    }
+    String instance = socket.getFileName().toString().replaceAll("-\\d+\\.sock$", "");
+    String slot = InstanceNames.slotId(instance, 0);
+    @SuppressWarnings("deprecation")
+    EventLoopGroup group = new EpollEventLoopGroup(1);
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+            .channelType(EpollDomainSocketChannel.class)
+            .eventLoopGroup(group)
+            .usePlaintext()
+            .build();
+    try {
+      DevicePluginGrpc.DevicePluginBlockingStub stub =
+          DevicePluginGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.MINUTES);
+      AllocateRequest request =
+          AllocateRequest.newBuilder()
+              .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(slot))
+              .build();
+      int warmup = options.quick ? 500 : 2000;
+      int measured = options.quick ? 1000 : 3000;
+      for (int i = 0; i < warmup; i++) {
+        stub.allocate(request);
+        stub.getDevicePluginOptions(Empty.getDefaultInstance());
+      }
+      List<Double> allocate = new ArrayList<>();
+      List<Double> noop = new ArrayList<>();
+      for (int i = 0; i < measured; i++) {
+        // Interleaved, so both see the same load.
+        long t0 = System.nanoTime();
+        stub.allocate(request);
+        long t1 = System.nanoTime();
+        stub.getDevicePluginOptions(Empty.getDefaultInstance());
+        long t2 = System.nanoTime();
+        allocate.add((t1 - t0) / 1000.0);
+        noop.add((t2 - t1) / 1000.0);
+      }
+      add("allocate_standalone_p50_us", Stats.percentile(allocate, 50));
+      add("allocate_standalone_p99_us", Stats.percentile(allocate, 99));
+      add("noop_rpc_p50_us", Stats.percentile(noop, 50));
+      add("noop_rpc_p99_us", Stats.percentile(noop, 99));
+    } finally {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * Rewrites the {@code disc} Configuration with one device more, and times until the emulator sees
+   * a ListAndWatch snapshot of the class resource {@code akri.sh/disc} with that many healthy
+   * devices.
+   */
+  private void discoveryLatency(Harness h, Path config, Path log) throws Exception {
+    int changes = options.quick ? 15 : 30;
+    List<Double> latencies = new ArrayList<>();
+    List<Double> fromAgent = new ArrayList<>();
+    for (int k = 2; k < 2 + changes; k++) {
+      int want = distinctInstances("disc", k);
+      CountDownLatch seen = new CountDownLatch(1);
+      java.util.concurrent.atomic.AtomicLong seenWallMs =
+          new java.util.concurrent.atomic.AtomicLong();
+      EmulatorListener listener =
+          new EmulatorListener() {
+            @Override
+            public void snapshot(String resource, Map<String, String> devices) {
+              if (resource.equals("akri.sh/disc")
+                  && devices.values().stream().filter("Healthy"::equals).count() >= want
+                  && seen.getCount() > 0) {
+                seenWallMs.set(System.currentTimeMillis());
+                seen.countDown();
+              }
+            }
+          };
+      h.emulator.addListener(listener);
+      long t0 = System.nanoTime();
+      writeSimulated(config.resolve("disc.yaml"), "disc", k);
+      if (!seen.await(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("discovery change to " + k + " devices not advertised");
+      }
+      latencies.add(ms(System.nanoTime() - t0));
+      h.emulator.removeListener(listener);
+      lastLogTime(log, "configuration disc: changed")
+          .ifPresent(at -> fromAgent.add((double) (seenWallMs.get() - at)));
+    }
+    add("config_file_to_advertised_p50_ms", Stats.percentile(latencies, 50));
+    add("config_file_to_advertised_p99_ms", Stats.percentile(latencies, 99));
+    add("discovery_to_advertised_p50_ms", Stats.percentile(fromAgent, 50));
+    add("discovery_to_advertised_p99_ms", Stats.percentile(fromAgent, 99));
+  }
+
+  // ---------------------------------------------------------------- summary
+
+  private void summarise() {
+    String p = "allocate_standalone_";
+    floor(p + "p50_us", "noop_rpc_p50_us", "us", "-");
+    floor(p + "p99_us", "noop_rpc_p99_us", "us", "p99 <= 2x floor", 2.0);
+    fig("config_file_to_advertised_p50_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
+    fig("config_file_to_advertised_p99_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
+    fig("discovery_to_advertised_p50_ms", "ms", "-", Optional.empty());
+    double disc99 = med("discovery_to_advertised_p99_ms");
+    fig("discovery_to_advertised_p99_ms", "ms", "<= 50 ms", Optional.of(disc99 <= 50));
+    fig("agent_start_to_3_instances_advertised_ms", "ms", "-", Optional.empty());
+    fig("agent_cpu_to_3_instances_advertised_ms", "ms", "(CPU time)", Optional.empty());
+    for (int n : options.sizes) {
+      String a = "agent_start_to_" + n + "_instances_advertised_ms";
+      double v = med(a);
+      double f = med("floor_start_to_" + n + "_advertised_ms");
+      boolean ok = v <= 2 * f && (n != 1000 || v <= 3000);
+      figures.add(
+          Figure.withFloor(
+              a,
+              v,
+              f,
+              "ms",
+              n == 1000 ? "<= 2x floor, <= 3000 ms" : "<= 2x floor",
+              Optional.of(ok)));
+      floor(
+          "agent_cpu_to_" + n + "_instances_advertised_ms",
+          "floor_cpu_to_" + n + "_advertised_ms",
+          "ms",
+          "(CPU time; load-independent)");
+      floor(
+          "agent_first_to_last_registration_" + n + "_ms",
+          "floor_first_to_last_registration_" + n + "_ms",
+          "ms",
+          "(diagnostic)");
+    }
+    if (samples.containsKey("kubelet_restart_recovery_1000_ms")) {
+      double v = med("kubelet_restart_recovery_1000_ms");
+      double f = med("floor_kubelet_restart_recovery_1000_ms");
+      figures.add(
+          Figure.withFloor(
+              "kubelet_restart_recovery_1000_ms",
+              v,
+              f,
+              "ms",
+              "<= 1000 ms",
+              Optional.of(v <= 1000)));
+      floor(
+          "kubelet_restart_recovery_cpu_1000_ms",
+          "floor_kubelet_restart_recovery_cpu_1000_ms",
+          "ms",
+          "(CPU time; load-independent)");
+    }
+    double idle = med("agent_rss_idle_3_instances_mb");
+    fig("agent_rss_idle_3_instances_mb", "MB", "<= 80 MB", Optional.of(idle <= 80));
+    fig("agent_rss_idle_3_instances_after_gc_mb", "MB", "-", Optional.empty());
+    fig("agent_heap_idle_mb", "MB", "-", Optional.empty());
+    fig("agent_threads_idle", "threads", "-", Optional.empty());
+    double idleHeap = med("agent_heap_idle_mb");
+    for (int n : options.sizes) {
+      figures.add(
+          Figure.withFloor(
+              "agent_rss_" + n + "_instances_mb",
+              med("agent_rss_" + n + "_instances_mb"),
+              med("floor_rss_" + n + "_mb"),
+              "MB",
+              "(floor = bare servers)",
+              Optional.empty()));
+      double perInstanceKb = (med("agent_heap_" + n + "_instances_mb") - idleHeap) * 1024 / (n - 3);
+      figures.add(
+          Figure.of(
+              "agent_heap_per_instance_at_" + n + "_kb",
+              perInstanceKb,
+              "KB",
+              "<= 20 KB",
+              Optional.of(perInstanceKb <= 20)));
+      figures.add(
+          Figure.withFloor(
+              "agent_threads_" + n + "_instances",
+              med("agent_threads_" + n + "_instances"),
+              med("floor_threads_" + n),
+              "threads",
+              "independent of N",
+              Optional.of(
+                  med("agent_threads_" + n + "_instances") <= med("agent_threads_idle") + 4)));
+    }
+  }
+
+  private void floor(String name, String floorName, String unit, String target) {
+    figures.add(Figure.withFloor(name, med(name), med(floorName), unit, target, Optional.empty()));
+  }
+
+  private void floor(String name, String floorName, String unit, String target, double maxRatio) {
+    double v = med(name);
+    double f = med(floorName);
+    figures.add(Figure.withFloor(name, v, f, unit, target, Optional.of(v <= maxRatio * f)));
+  }
+
+  private void fig(String name, String unit, String target, Optional<Boolean> met) {
+    figures.add(Figure.of(name, med(name), unit, target, met));
+  }
+
+  private double med(String name) {
+    return Stats.median(samples.getOrDefault(name, List.of()));
+  }
+
+  private void print() {
+    System.out.println();
+    String format = "%-48s %12s %12s %8s  %-26s %s%n";
+    System.out.printf(format, "figure", "value", "floor", "ratio", "target", "met");
+    for (Figure f : figures) {
+      System.out.printf(
+          format,
+          f.name(),
+          fmt(f.value()) + " " + f.unit(),
+          f.floor().map(v -> fmt(v) + " " + f.unit()).orElse("-"),
+          f.ratio().map(r -> String.format("%.2fx", r)).orElse("-"),
+          f.target(),
+          f.met().map(m -> m ? "yes" : "NO").orElse("-"));
+    }
+    System.out.println();
+    for (Figure f : figures) {
+      System.out.printf("BENCH %s %s %s%n", f.name(), fmt(f.value()), f.unit());
+      f.floor()
+          .ifPresent(v -> System.out.printf("BENCH %s_floor %s %s%n", f.name(), fmt(v), f.unit()));
+      f.ratio().ifPresent(r -> System.out.printf("BENCH %s_ratio %.2f x%n", f.name(), r));
+    }
+    System.out.println();
+    System.out.println("samples (every run):");
+    samples.forEach(
+        (k, v) -> System.out.printf("  %-52s %s%n", k, v.stream().map(Bench::fmt).toList()));
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private void add(String name, double value) {
+    samples.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
+    System.out.printf("  %s = %s%n", name, fmt(value));
+  }
+
+  /** Lets the child finish start-up work (JIT, logging) before memory is read. */
+  private static void settle() throws InterruptedException {
+    Thread.sleep(2000);
+  }
+
+  private static double ms(long nanos) {
+    return nanos / 1_000_000.0;
+  }
+
+  private static String fmt(double v) {
+    if (Double.isNaN(v)) {
+      return "n/a";
+    }
+    return Math.abs(v) >= 100 ? String.format("%.0f", v) : String.format("%.2f", v);
+  }
+
+  /** How many distinct Instances N simulated devices on {@link #NODE} make (3-byte hashes). */
+  static int distinctInstances(String configuration, int n) {
+    Set<String> names = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      names.add(
+          InstanceNames.instanceName(
+              configuration, "simple-device-" + NODE + "-" + i, false, NODE));
+    }
+    return names.size();
+  }
+
+  private static void writeSimulated(Path file, String name, int count) throws IOException {
+    Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
+    Files.writeString(
+        tmp,
+        "apiVersion: akri.sh/v0\nkind: Configuration\nmetadata:\n  name: "
+            + name
+            + "\nspec:\n  discoveryHandler:\n    name: simulated\n    discoveryDetails: |\n"
+            + "      count: "
+            + count
+            + "\n");
+    Files.move(
+        tmp,
+        file,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /**
+   * The wall-clock time (epoch ms) of the last agent log line containing {@code text}; the log
+   * pattern starts with {@code HH:mm:ss.SSS} in local time, today.
+   */
+  private static Optional<Long> lastLogTime(Path log, String text) throws IOException {
+    List<String> lines = Files.readAllLines(log);
+    for (int i = lines.size() - 1; i >= 0; i--) {
+      String line = lines.get(i);
+      if (line.contains(text) && line.length() > 12) {
+        java.time.LocalTime time = java.time.LocalTime.parse(line.substring(0, 12));
+        return Optional.of(
+            java.time.LocalDate.now()
+                .atTime(time)
+                .atZone(java.time.ZoneId.systemDefault())
+                .toInstant()
+                .toEpochMilli());
+      }
+    }
+    return Optional.empty();
+  }
+
+  static String loadAverage() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg")).strip();
+    } catch (IOException e) {
+      return "?";
+    }
+  }
+
+  private static void deleteTree(Path root) throws IOException {
+    try (Stream<Path> paths = Files.walk(root)) {
+      paths.sorted((a, b) -> b.getNameCount() - a.getNameCount()).forEach(p -> p.toFile().delete());
+    }
+  }
+
+  /** The kubelet emulator (in this JVM) for one run, and how the agent is started against it. */
+  private final class Harness implements AutoCloseable {
+    final Path dir;
+    final Path podResources;
+    final KubeletEmulator emulator;
+    final EventLoopGroup group;
+
+    @SuppressWarnings("deprecation")
+    Harness(Path root) throws IOException {
+      dir = root.resolve("device-plugins");
+      podResources = root.resolve("pod-resources").resolve("kubelet.sock");
+      Files.createDirectories(podResources.getParent());
+      // Two I/O threads: the kubelet (Go) uses every core for its plugin connections.
+      group = new EpollEventLoopGroup(2);
+      emulator =
+          KubeletEmulator.builder(dir)
+              .podResourcesSocket(podResources)
+              .writeCheckpoint(false)
+              .eventLoopGroup(group)
+              .build();
+      emulator.start();
+    }
+
+    ChildJvm startAgent(Path config, Path log) throws IOException {
+      return startAgent(agentJvm, config, log);
+    }
+
+    ChildJvm startAgent(List<String> jvm, Path config, Path log) throws IOException {
+      List<String> args = new ArrayList<>();
+      args.add("-jar");
+      args.add(options.agentJar.toString());
+      args.addAll(
+          List.of(
+              "--standalone",
+              "--config",
+              config.toString(),
+              "--node-name",
+              NODE,
+              "--device-plugin-dir",
+              dir.toString(),
+              "--pod-resources-socket",
+              podResources.toString(),
+              "--plugins-dir",
+              options.plugins.toString()));
+      return ChildJvm.start(jvm, options.agentEnv, args, log);
+    }
+
+    @Override
+    public void close() {
+      emulator.close();
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+}

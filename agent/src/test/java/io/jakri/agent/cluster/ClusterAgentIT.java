@@ -547,4 +547,56 @@ class ClusterAgentIT {
     String name = cluster.instances().get(0).getMetadata().getName();
     cluster.awaitAllocatable("n1", "akri.sh/" + name, 1);
   }
+
+  @Test
+  void aClaimOrphanedByAnAgentThatDiedMidAllocateIsFreedAfterItsRestart() throws Exception {
+    cluster.start("n1", Duration.ofSeconds(30), Duration.ofMillis(500));
+    cluster.apply(WIDGETS);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.instances().size() == 2);
+    String name = InstanceNames.instanceName("widgets", "example.com/widget/0002", true, "n1");
+    cluster.awaitAllocatable("n1", "akri.sh/" + name, 2);
+    // The claim is written, but the kubelet never got to record a pod for it (the agent died
+    // mid-Allocate): nothing uses the slot.
+    var channel =
+        io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress(
+                new io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress(
+                    cluster
+                        .agent("n1")
+                        .devicePlugins()
+                        .socketOf("akri.sh/" + name)
+                        .orElseThrow()
+                        .toString()))
+            .channelType(io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel.class)
+            .eventLoopGroup(new io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup(1))
+            .usePlaintext()
+            .build();
+    try {
+      io.jakri.kubelet.v1beta1.DevicePluginGrpc.newBlockingStub(channel)
+          .allocate(
+              io.jakri.kubelet.v1beta1.AllocateRequest.newBuilder()
+                  .addContainerRequests(
+                      io.jakri.kubelet.v1beta1.ContainerAllocateRequest.newBuilder()
+                          .addDevicesIds(name + "-1"))
+                  .build());
+    } finally {
+      channel.shutdownNow();
+    }
+    cluster.stop("n1");
+    assertThat(cluster.instance(name).orElseThrow().getSpec().getDeviceUsage())
+        .containsEntry(name + "-1", "n1");
+    List<String> uids =
+        cluster.instances().stream().map(i -> i.getMetadata().getUid()).sorted().toList();
+
+    cluster.start("n1", Duration.ofSeconds(30), Duration.ofMillis(500));
+
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(cluster.instance(name).orElseThrow().getSpec().getDeviceUsage())
+                    .containsEntry(name + "-1", ""));
+    cluster.awaitAllocatable("n1", "akri.sh/" + name, 2);
+    assertThat(cluster.instances().stream().map(i -> i.getMetadata().getUid()).sorted().toList())
+        .isEqualTo(uids);
+  }
 }

@@ -64,7 +64,7 @@ public final class ConfigurationParser {
           errors.add(source + ": more than " + MAX_DOCUMENTS + " YAML documents in one file");
           return new Result(configurations, errors, warnings);
         }
-        if (recursive(doc)) {
+        if (SafeYaml.recursive(doc)) {
           // Legal YAML, but walking it (equals, hashCode, toString, dump) would never stop.
           errors.add(source + ": invalid YAML: an alias refers to its own parent");
           return new Result(configurations, errors, warnings);
@@ -103,7 +103,7 @@ public final class ConfigurationParser {
   public Result check(String source, Object document) {
     List<String> errors = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
-    if (recursive(document)) {
+    if (SafeYaml.recursive(document)) {
       errors.add(source + ": the document refers to itself");
       return new Result(List.of(), errors, warnings);
     }
@@ -320,39 +320,6 @@ public final class ConfigurationParser {
 
   private static Yaml yaml() {
     return SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, 40);
-  }
-
-  /** Whether {@code value} contains itself (an alias to an enclosing collection). */
-  private static boolean recursive(Object value) {
-    return recursive(
-        value,
-        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()),
-        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
-  }
-
-  private static boolean recursive(
-      Object value, java.util.Set<Object> onPath, java.util.Set<Object> done) {
-    if (!(value instanceof java.util.Map<?, ?>) && !(value instanceof java.util.Collection<?>)) {
-      return false;
-    }
-    if (onPath.contains(value)) {
-      return true;
-    }
-    if (!done.add(value)) {
-      return false;
-    }
-    onPath.add(value);
-    Iterable<?> children =
-        value instanceof java.util.Map<?, ?> m
-            ? java.util.stream.Stream.concat(m.keySet().stream(), m.values().stream()).toList()
-            : (java.util.Collection<?>) value;
-    for (Object child : children) {
-      if (recursive(child, onPath, done)) {
-        return true;
-      }
-    }
-    onPath.remove(value);
-    return false;
   }
 
   private static String firstLine(String message) {

@@ -81,8 +81,11 @@ public final class SafeYaml {
     return new Yaml(new SafeConstructor(options));
   }
 
-  /** Whether {@code value} contains itself (an alias to an enclosing collection). */
-  private static boolean recursive(Object value) {
+  /**
+   * Whether {@code value} contains itself (an alias to an enclosing collection), which would make
+   * hashing, printing or dumping it loop forever. For callers that parse with {@link #parser}.
+   */
+  public static boolean recursive(Object value) {
     return recursive(
         value,
         java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()),

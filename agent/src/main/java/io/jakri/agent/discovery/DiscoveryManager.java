@@ -395,7 +395,7 @@ public final class DiscoveryManager implements AutoCloseable {
         rejected++;
       }
     }
-    evictOverflow(run, seen);
+    limitNewcomers(run, seen);
     if (rejected > 0) {
       LOG.warn(
           "configuration {}: ignored {} reported devices (blank or duplicate ids, or over {})",
@@ -463,41 +463,36 @@ public final class DiscoveryManager implements AutoCloseable {
 
   /**
    * Keeps the devices tracked for one Configuration (seen now, or vanished and in their offline
-   * grace) at most {@link #MAX_DEVICES}: when the newcomers of {@code seen} would exceed it, the
-   * oldest devices not in {@code seen} leave at once instead of at the end of their grace. A
-   * handler that reports ever-new ids (a flood) thus cannot grow the agent without bound.
+   * grace) at most {@link #MAX_DEVICES}: newcomers that do not fit are left out of {@code seen}
+   * until vanished devices leave at the end of their grace and make room. A handler that reports
+   * ever-new ids (a flood) thus gets at most {@link #MAX_DEVICES} Instances per offline grace and
+   * cannot make the agent create and retire device-plugin servers in a loop. Returns how many
+   * newcomers were left out.
    */
-  private void evictOverflow(Run run, Map<String, DiscoveredDevice> seen) {
-    long newcomers = seen.keySet().stream().filter(k -> !run.devices.containsKey(k)).count();
-    long overflow = run.devices.size() + newcomers - MAX_DEVICES;
-    if (overflow <= 0) {
-      return;
-    }
-    List<String> victims = new ArrayList<>();
-    // Devices already offline first (oldest first), then those vanishing with this snapshot.
-    for (boolean online : new boolean[] {false, true}) {
-      for (LocalDevice device : run.devices.values()) {
-        if (victims.size() >= overflow) {
-          break;
-        }
-        if (device.online() == online && !seen.containsKey(device.instanceName())) {
-          victims.add(device.instanceName());
-        }
+  private int limitNewcomers(Run run, Map<String, DiscoveredDevice> seen) {
+    long room = MAX_DEVICES - (long) run.devices.size();
+    int left = 0;
+    for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
+      String name = it.next();
+      if (run.devices.containsKey(name)) {
+        continue;
+      }
+      if (room > 0) {
+        room--;
+      } else {
+        it.remove();
+        left++;
       }
     }
-    for (String instance : victims) {
-      ScheduledFuture<?> timer = run.graceTimers.remove(instance);
-      if (timer != null) {
-        timer.cancel(false);
-      }
-      removeDevice(run, instance);
+    if (left > 0) {
+      LOG.warn(
+          "configuration {}: {} devices tracked already (seen or within their offline grace);"
+              + " {} new devices left out until vanished ones leave",
+          run.spec.name(),
+          run.devices.size(),
+          left);
     }
-    LOG.warn(
-        "configuration {}: more than {} devices tracked; {} vanished devices removed before their"
-            + " offline grace ended",
-        run.spec.name(),
-        MAX_DEVICES,
-        victims.size());
+    return left;
   }
 
   /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */

@@ -61,8 +61,11 @@ class AgentDaemonSetTest {
             "--device-plugin-dir=/var/lib/kubelet/device-plugins",
             "--pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock",
             "--plugins-dir=/opt/jakri/plugins",
-            "--tidy-node")
-        .noneMatch(a -> a.toString().startsWith("--metrics-port"));
+            "--tidy-node",
+            "--metrics-port=9464");
+    assertThat(get(agent, "livenessProbe", "httpGet", "path")).isEqualTo("/healthz");
+    assertThat(get(agent, "readinessProbe", "httpGet", "path")).isEqualTo("/readyz");
+    assertThat(get(agent, "readinessProbe", "httpGet", "port")).isEqualTo("metrics");
     assertThat(pod).doesNotContainKey("hostNetwork");
     assertThat(pod.get("serviceAccountName")).isEqualTo("jakri-agent");
   }
@@ -161,6 +164,10 @@ class AgentDaemonSetTest {
   @Test
   void metricsPortAndPodMonitorAppearOnlyWhenEnabled() {
     assertThat(RenderedChart.render().ofKind("PodMonitor")).isEmpty();
+    Map<String, Object> withoutMetrics = agentContainer(RenderedChart.render("no-metrics.yaml"));
+    assertThat(RenderedChart.strings(withoutMetrics.get("args")))
+        .noneMatch(a -> a.toString().startsWith("--metrics-port"));
+    assertThat(withoutMetrics).doesNotContainKeys("ports", "livenessProbe", "readinessProbe");
 
     RenderedChart chart = RenderedChart.render("pod-monitor.yaml");
     Map<String, Object> agent = agentContainer(chart);
@@ -182,6 +189,7 @@ class AgentDaemonSetTest {
                     .template()
                     .withName("jakri")
                     .set("podMonitor.enabled", "true")
+                    .set("agent.metrics.enabled", "false")
                     .call())
         .hasMessageContaining("podMonitor.enabled needs agent.metrics.enabled");
   }

@@ -31,14 +31,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,12 +48,6 @@ import org.slf4j.LoggerFactory;
  * again) or one of our sockets disappears, the affected servers are started again on fresh sockets
  * and registered again. All state changes run on one control thread; public methods may be called
  * from any thread and return at once.
- *
- * <p>Servers are started (and, after a kubelet restart, stopped and started again) on a small pool
- * of starter threads, many at a time: gRPC's {@code Server.start()} blocks until the event loop has
- * bound the socket, and an event loop busy with the kubelet's dials would otherwise make a thousand
- * starts queue one behind the other. A server's Register is sent from the control thread once its
- * start has completed, so every server is serving before it is registered.
  */
 public final class DevicePluginManager implements AutoCloseable {
 
@@ -69,8 +59,6 @@ public final class DevicePluginManager implements AutoCloseable {
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
   private static final Duration CONSISTENCY_CHECK = Duration.ofSeconds(5);
   private static final Duration COALESCE = Duration.ofMillis(5);
-  private static final int STARTERS = 8;
-  private static final Duration STARTER_IDLE = Duration.ofSeconds(10);
 
   private final Path dir;
   private final EventLoopGroup group;
@@ -78,7 +66,6 @@ public final class DevicePluginManager implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final ExecutorService control;
-  private final ExecutorService starter;
   private final Map<String, Entry> entries = new ConcurrentHashMap<>();
   private final AtomicBoolean resyncPending = new AtomicBoolean();
   private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -122,22 +109,6 @@ public final class DevicePluginManager implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
-    // Bounded, and its threads end when idle: the thread count does not grow with resources.
-    AtomicInteger starters = new AtomicInteger();
-    ThreadPoolExecutor pool =
-        new ThreadPoolExecutor(
-            STARTERS,
-            STARTERS,
-            STARTER_IDLE.toMillis(),
-            TimeUnit.MILLISECONDS,
-            new LinkedBlockingQueue<>(),
-            r -> {
-              Thread t = new Thread(r, "jakri-deviceplugin-start-" + starters.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    pool.allowCoreThreadTimeOut(true);
-    this.starter = pool;
   }
 
   public void addListener(Listener listener) {
@@ -164,7 +135,8 @@ public final class DevicePluginManager implements AutoCloseable {
           }
           Entry entry = new Entry(backend);
           entries.put(backend.resourceName(), entry);
-          startServer(entry); // registers once serving
+          startServer(entry);
+          register(entry);
         });
   }
 
@@ -238,29 +210,17 @@ public final class DevicePluginManager implements AutoCloseable {
     if (periodic != null) {
       periodic.cancel(false);
     }
-    // Starts in flight finish first; their completions (on the control thread) see closed and
-    // stop what they started.
-    starter.shutdown();
-    try {
-      if (!starter.awaitTermination(30, TimeUnit.SECONDS)) {
-        LOG.warn("device-plugin servers were still starting after 30 s");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
     try {
       control
           .submit(
               () -> {
-                List<ResourceServer> stopping = new java.util.ArrayList<>();
                 for (Entry entry : entries.values()) {
                   entry.cancelRetry();
                   if (entry.server != null) {
-                    stopping.add(entry.server);
+                    entry.server.stop();
                   }
                 }
                 entries.clear();
-                stopAll(stopping);
                 if (kubeletChannel != null) {
                   kubeletChannel.shutdownNow();
                 }
@@ -369,19 +329,16 @@ public final class DevicePluginManager implements AutoCloseable {
       listeners.forEach(l -> l.kubeletRestarted(g));
     }
     for (Entry entry : entries.values()) {
-      if (entry.starting) {
-        continue; // registers (or serves again) when the start completes
-      }
       if (entry.server == null || !Files.exists(entry.server.socket())) {
         if (entry.server != null) {
           LOG.info(
               "resource {}: socket {} vanished; serving again",
               entry.backend.resourceName(),
               entry.server.socket().getFileName());
+          entry.server.stop();
         }
-        entry.registeredGeneration = -1;
         startServer(entry);
-        continue;
+        entry.registeredGeneration = -1;
       }
       if (entry.registeredGeneration != generation && entry.inFlightGeneration != generation) {
         register(entry);
@@ -389,92 +346,23 @@ public final class DevicePluginManager implements AutoCloseable {
     }
   }
 
-  /**
-   * Stops the entry's current server (if any) and starts a new one on a starter thread; when it is
-   * serving, registers it from the control thread. Control thread; at most one start per entry is
-   * in flight.
-   */
   private void startServer(Entry entry) {
-    if (entry.starting) {
-      return;
-    }
     String name = entry.backend.socketStem() + "-" + clock.instant().getEpochSecond() + ".sock";
     Path socket = dir.resolve(name);
-    ResourceServer old = entry.server;
-    if (old != null) {
-      // Shutdown begins now for every server of a restart round; the starter threads then only
-      // wait for what has mostly finished meanwhile.
-      old.beginStop();
-    }
-    entry.server = null;
-    entry.starting = true;
-    try {
-      starter.execute(() -> start(entry, old, socket));
-    } catch (RejectedExecutionException e) {
-      entry.starting = false; // closing
-      if (old != null) {
-        old.stop();
-      }
-    }
-  }
-
-  /** Starter thread: the old server ends (and its stream with it) before the new one serves. */
-  private void start(Entry entry, ResourceServer old, Path socket) {
-    if (old != null) {
-      old.stop();
-    }
-    if (closed) {
-      return; // close() stops everything; nothing to start
-    }
     ResourceServer server = new ResourceServer(entry.backend, socket, group, grpcExecutor);
-    Optional<Exception> failure = Optional.empty();
     try {
       server.start();
+      entry.server = server;
     } catch (IOException | RuntimeException e) {
-      failure = Optional.of(e);
-    }
-    Optional<Exception> outcome = failure;
-    try {
-      control.execute(() -> started(entry, server, outcome));
-    } catch (RejectedExecutionException e) {
-      server.stop(); // closed meanwhile
-    }
-  }
-
-  /** Control thread: a start completed. */
-  private void started(Entry entry, ResourceServer server, Optional<Exception> failure) {
-    entry.starting = false;
-    String resource = entry.backend.resourceName();
-    if (failure.isPresent()) {
-      Exception e = failure.get();
+      entry.server = null;
       LOG.error(
           "resource {}: cannot serve on {}: {}; retrying",
-          resource,
-          server.socket(),
+          entry.backend.resourceName(),
+          socket,
           rootMessage(e));
-      listeners.forEach(l -> l.registrationFailed(resource, rootMessage(e)));
-      if (!closed && entries.get(resource) == entry) {
-        scheduleRetry(entry);
-      }
-      return;
+      listeners.forEach(l -> l.registrationFailed(entry.backend.resourceName(), rootMessage(e)));
+      scheduleRetry(entry);
     }
-    if (closed || entries.get(resource) != entry) {
-      server.stop(); // retired or closed while starting
-      return;
-    }
-    entry.server = server;
-    entry.registeredGeneration = -1;
-    if (!Files.exists(server.socket())) {
-      startServer(entry); // removed while starting (a kubelet restart): serve again
-      return;
-    }
-    register(entry);
-  }
-
-  /** Stops servers, all at once: every shutdown begins before the first is waited for. */
-  private static void stopAll(List<ResourceServer> servers) {
-    servers.forEach(ResourceServer::beginStop);
-    servers.forEach(ResourceServer::stop);
   }
 
   private void register(Entry entry) {
@@ -568,12 +456,10 @@ public final class DevicePluginManager implements AutoCloseable {
                       if (entries.get(entry.backend.resourceName()) != entry) {
                         return;
                       }
-                      if (entry.starting) {
-                        return;
-                      }
                       if (entry.server == null) {
-                        startServer(entry); // registers once serving
-                      } else {
+                        startServer(entry);
+                      }
+                      if (entry.server != null) {
                         register(entry);
                       }
                     }),
@@ -606,7 +492,6 @@ public final class DevicePluginManager implements AutoCloseable {
     volatile long registeredGeneration = -1;
     volatile long inFlightGeneration = -1;
     volatile boolean everRegistered;
-    boolean starting;
     final AtomicBoolean publishPending = new AtomicBoolean();
     int attempts;
     ScheduledFuture<?> retry;

@@ -129,9 +129,7 @@ class HandlerContainmentIT {
       assertThat(floodInstances).isLessThanOrEqualTo(DiscoveryManager.MAX_DEVICES);
       assertThat(hugeInstances).isLessThanOrEqualTo(DiscoveryManager.MAX_DEVICES);
       assertThat(heapDuring - heapBefore).isLessThan(HEAP_GROWTH_BOUND);
-      // At least one admission every 2 s while ~19,000 servers start on 2 cores (the figure is
-      // printed above; it was 13-22 per 6 s when servers started one at a time).
-      assertThat(admitted).isGreaterThanOrEqualTo(3);
+      assertThat(admitted).isGreaterThan(10);
       a.awaitAllocatable(steady, 1, Duration.ofSeconds(20));
 
       // Removing the floods gives everything back; the thrower's close() failure is contained.

@@ -244,7 +244,7 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
       ops.add(op("/status", full));
     } else {
       if (status.get("nodes") instanceof Map<?, ?>) {
-        ops.add(op("/status/nodes/" + pointerEscape(node), ownEntry));
+        ops.add(op("/status/nodes/" + JsonPointer.escape(node), ownEntry));
       } else {
         ops.add(op("/status/nodes", Map.of(node, ownEntry)));
       }
@@ -270,10 +270,6 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     op.put("path", path);
     op.put("value", value);
     return op;
-  }
-
-  private static String pointerEscape(String key) {
-    return key.replace("~", "~0").replace("/", "~1");
   }
 
   /** Conditions as a pure function of all nodes' entries (sorted by node name). */

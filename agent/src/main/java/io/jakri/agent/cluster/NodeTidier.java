@@ -152,15 +152,10 @@ public final class NodeTidier {
       Predicate<String> remove) {
     for (String name : new TreeSet<>(present.keySet())) {
       if (remove.test(name)) {
-        patch.add(Map.of("op", "remove", "path", base + escape(name)));
+        patch.add(Map.of("op", "remove", "path", base + JsonPointer.escape(name)));
         removed.add(name);
       }
     }
-  }
-
-  /** JSON-pointer escaping of one reference token (RFC 6901): {@code ~} first, then {@code /}. */
-  static String escape(String token) {
-    return token.replace("~", "~0").replace("/", "~1");
   }
 
   private TidyException failure(String what, String why, Exception cause) {

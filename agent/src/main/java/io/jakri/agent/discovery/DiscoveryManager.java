@@ -466,10 +466,9 @@ public final class DiscoveryManager implements AutoCloseable {
    * grace) at most {@link #MAX_DEVICES}: newcomers that do not fit are left out of {@code seen}
    * until vanished devices leave at the end of their grace and make room. A handler that reports
    * ever-new ids (a flood) thus gets at most {@link #MAX_DEVICES} Instances per offline grace and
-   * cannot make the agent create and retire device-plugin servers in a loop. Returns how many
-   * newcomers were left out.
+   * cannot make the agent create and retire device-plugin servers in a loop.
    */
-  private int limitNewcomers(Run run, Map<String, DiscoveredDevice> seen) {
+  private void limitNewcomers(Run run, Map<String, DiscoveredDevice> seen) {
     long room = MAX_DEVICES - (long) run.devices.size();
     int left = 0;
     for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
@@ -492,7 +491,6 @@ public final class DiscoveryManager implements AutoCloseable {
           run.devices.size(),
           left);
     }
-    return left;
   }
 
   /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */

@@ -8,9 +8,9 @@ class NodeTidierTest {
 
   @Test
   void resourceNamesAreEscapedAsJsonPointerTokens() {
-    assertThat(NodeTidier.escape("akri.sh/echo-8120fe")).isEqualTo("akri.sh~1echo-8120fe");
-    assertThat(NodeTidier.escape("a~b/c")).isEqualTo("a~0b~1c");
+    assertThat(JsonPointer.escape("akri.sh/echo-8120fe")).isEqualTo("akri.sh~1echo-8120fe");
+    assertThat(JsonPointer.escape("a~b/c")).isEqualTo("a~0b~1c");
     // "~1" in a name must not turn into "/" on the way back: "~" is escaped first.
-    assertThat(NodeTidier.escape("x~1y")).isEqualTo("x~01y");
+    assertThat(JsonPointer.escape("x~1y")).isEqualTo("x~01y");
   }
 }

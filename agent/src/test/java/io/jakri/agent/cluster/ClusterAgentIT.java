@@ -557,30 +557,9 @@ class ClusterAgentIT {
     cluster.awaitAllocatable("n1", "akri.sh/" + name, 2);
     // The claim is written, but the kubelet never got to record a pod for it (the agent died
     // mid-Allocate): nothing uses the slot.
-    var channel =
-        io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forAddress(
-                new io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress(
-                    cluster
-                        .agent("n1")
-                        .devicePlugins()
-                        .socketOf("akri.sh/" + name)
-                        .orElseThrow()
-                        .toString()))
-            .channelType(io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel.class)
-            .eventLoopGroup(new io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup(1))
-            .usePlaintext()
-            .build();
-    try {
-      io.jakri.kubelet.v1beta1.DevicePluginGrpc.newBlockingStub(channel)
-          .allocate(
-              io.jakri.kubelet.v1beta1.AllocateRequest.newBuilder()
-                  .addContainerRequests(
-                      io.jakri.kubelet.v1beta1.ContainerAllocateRequest.newBuilder()
-                          .addDevicesIds(name + "-1"))
-                  .build());
-    } finally {
-      channel.shutdownNow();
-    }
+    cluster
+        .devicePlugin("n1", "akri.sh/" + name)
+        .allocate(ClusterHarness.allocateRequest(name + "-1"));
     cluster.stop("n1");
     assertThat(cluster.instance(name).orElseThrow().getSpec().getDeviceUsage())
         .containsEntry(name + "-1", "n1");

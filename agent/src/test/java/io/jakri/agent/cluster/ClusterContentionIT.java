@@ -6,15 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.jakri.kubelet.v1beta1.AllocateRequest;
-import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,20 +45,15 @@ class ClusterContentionIT {
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
-  EventLoopGroup group;
-  final List<ManagedChannel> channels = new ArrayList<>();
 
   @BeforeEach
   void setUp() {
     cluster = new ClusterHarness(server, client, tmp);
-    group = new EpollEventLoopGroup(2);
   }
 
   @AfterEach
-  void tearDown() throws Exception {
-    channels.forEach(ManagedChannel::shutdownNow);
+  void tearDown() {
     cluster.close();
-    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
   }
 
   @Test
@@ -96,15 +83,7 @@ class ClusterContentionIT {
     Map<String, DevicePluginGrpc.DevicePluginBlockingStub> stubs = new TreeMap<>();
     for (String node : nodes) {
       cluster.awaitAllocatable(node, resource, CAPACITY);
-      Path socket = cluster.agent(node).devicePlugins().socketOf(resource).orElseThrow();
-      ManagedChannel channel =
-          NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-              .channelType(EpollDomainSocketChannel.class)
-              .eventLoopGroup(group)
-              .usePlaintext()
-              .build();
-      channels.add(channel);
-      stubs.put(node, DevicePluginGrpc.newBlockingStub(channel));
+      stubs.put(node, cluster.devicePlugin(node, resource));
     }
 
     ExecutorService callers = Executors.newFixedThreadPool(AGENTS * ALLOCATES_PER_AGENT);
@@ -127,11 +106,7 @@ class ClusterContentionIT {
                       long start = System.nanoTime();
                       try {
                         stub.withDeadlineAfter(30, TimeUnit.SECONDS)
-                            .allocate(
-                                AllocateRequest.newBuilder()
-                                    .addContainerRequests(
-                                        ContainerAllocateRequest.newBuilder().addDevicesIds(slot))
-                                    .build());
+                            .allocate(ClusterHarness.allocateRequest(slot));
                         return new Grant(node, slot, true);
                       } catch (StatusRuntimeException e) {
                         return new Grant(node, slot, false);

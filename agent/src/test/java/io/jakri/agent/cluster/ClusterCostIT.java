@@ -6,16 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.jakri.agent.Agent;
 import io.jakri.crd.Instance;
 import io.jakri.kubelet.v1beta1.AllocateRequest;
-import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -45,22 +38,15 @@ class ClusterCostIT {
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
-  EventLoopGroup group;
-  ManagedChannel channel;
 
   @BeforeEach
   void setUp() {
     cluster = new ClusterHarness(server, client, tmp);
-    group = new EpollEventLoopGroup(1);
   }
 
   @AfterEach
-  void tearDown() throws Exception {
-    if (channel != null) {
-      channel.shutdownNow();
-    }
+  void tearDown() {
     cluster.close();
-    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
   }
 
   @Test
@@ -121,19 +107,8 @@ class ClusterCostIT {
     String name = cluster.instances().get(0).getMetadata().getName();
     String resource = "akri.sh/" + name;
     cluster.awaitAllocatable("n1", resource, 1);
-    channel =
-        NettyChannelBuilder.forAddress(
-                new DomainSocketAddress(
-                    agent.devicePlugins().socketOf(resource).orElseThrow().toString()))
-            .channelType(EpollDomainSocketChannel.class)
-            .eventLoopGroup(group)
-            .usePlaintext()
-            .build();
-    DevicePluginGrpc.DevicePluginBlockingStub stub = DevicePluginGrpc.newBlockingStub(channel);
-    AllocateRequest request =
-        AllocateRequest.newBuilder()
-            .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(name + "-0"))
-            .build();
+    DevicePluginGrpc.DevicePluginBlockingStub stub = cluster.devicePlugin("n1", resource);
+    AllocateRequest request = ClusterHarness.allocateRequest(name + "-0");
 
     List<Long> allocate = new ArrayList<>();
     List<Long> floor = new ArrayList<>();

@@ -5,6 +5,12 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.TestAgent;
@@ -14,6 +20,9 @@ import io.jakri.crd.Configuration;
 import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
 import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.kubelet.v1beta1.AllocateRequest;
+import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
+import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Several cluster-mode agents, one per node, each with its own device-plugin dir and kubelet
@@ -37,6 +47,9 @@ final class ClusterHarness implements AutoCloseable {
   final KubernetesClient admin;
   final Path root;
   private final Map<String, Agent> agents = new TreeMap<>();
+  // Clients that dial the agents' device-plugin sockets the way the kubelet does.
+  private final EventLoopGroup clientLoop = new EpollEventLoopGroup(2);
+  private final List<ManagedChannel> channels = new ArrayList<>();
 
   ClusterHarness(KubernetesMockServer server, KubernetesClient admin, Path root) {
     this.server = server;
@@ -99,6 +112,32 @@ final class ClusterHarness implements AutoCloseable {
     if (agent != null) {
       agent.close();
     }
+  }
+
+  /**
+   * A client of the device-plugin server {@code node}'s agent runs for {@code resource}, dialled on
+   * its socket as the kubelet would; closed with the harness.
+   */
+  DevicePluginGrpc.DevicePluginBlockingStub devicePlugin(String node, String resource) {
+    Path socket = agent(node).devicePlugins().socketOf(resource).orElseThrow();
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+            .channelType(EpollDomainSocketChannel.class)
+            .eventLoopGroup(clientLoop)
+            .usePlaintext()
+            .build();
+    synchronized (channels) {
+      channels.add(channel);
+    }
+    return DevicePluginGrpc.newBlockingStub(channel);
+  }
+
+  /** An Allocate request for one container asking for {@code slots}. */
+  static AllocateRequest allocateRequest(String... slots) {
+    return AllocateRequest.newBuilder()
+        .addContainerRequests(
+            ContainerAllocateRequest.newBuilder().addAllDevicesIds(List.of(slots)))
+        .build();
   }
 
   Agent agent(String node) {
@@ -203,8 +242,16 @@ final class ClusterHarness implements AutoCloseable {
 
   @Override
   public void close() {
+    synchronized (channels) {
+      channels.forEach(ManagedChannel::shutdownNow);
+    }
     for (String node : new ArrayList<>(agents.keySet())) {
       stop(node);
+    }
+    try {
+      clientLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

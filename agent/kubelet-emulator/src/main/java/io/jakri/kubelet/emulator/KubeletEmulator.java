@@ -127,10 +127,14 @@ public final class KubeletEmulator implements AutoCloseable {
   private final AtomicLong registrations = new AtomicLong();
   private final ReentrantLock lifecycleLock = new ReentrantLock();
   private final ReentrantLock admissionLock = new ReentrantLock();
+  private final ReentrantLock checkpointLock = new ReentrantLock();
   private final Object lock = new Object();
 
   // Guarded by lifecycleLock.
   private final List<Server> servers = new ArrayList<>();
+
+  // Guarded by checkpointLock: once set, queued checkpoint writes are dropped.
+  private boolean checkpointsStopped;
 
   // Guarded by lock.
   private Lifecycle lifecycle = Lifecycle.NEW;
@@ -269,6 +273,14 @@ public final class KubeletEmulator implements AutoCloseable {
           rs.endpoint.ifPresent(closing::add);
           rs.cancelStaleTimer();
         }
+      }
+      // Waits for a write in progress; writes still queued (behind a slow listener, say) are
+      // dropped, so nothing touches the directory once close() has returned.
+      checkpointLock.lock();
+      try {
+        checkpointsStopped = true;
+      } finally {
+        checkpointLock.unlock();
       }
       stopServers();
       closing.forEach(PluginEndpoint::close);
@@ -1138,10 +1150,15 @@ public final class KubeletEmulator implements AutoCloseable {
     String json = Checkpoint.json(pods.values(), registered);
     events.executeLater(
         () -> {
+          checkpointLock.lock();
           try {
-            Checkpoint.write(dir, json);
+            if (!checkpointsStopped) {
+              Checkpoint.write(dir, json);
+            }
           } catch (IOException e) {
             log.warn("Could not write {}: {}", dir.resolve(CHECKPOINT_FILE), e.toString());
+          } finally {
+            checkpointLock.unlock();
           }
         });
   }

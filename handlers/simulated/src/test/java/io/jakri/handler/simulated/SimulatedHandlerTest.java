@@ -10,6 +10,7 @@ import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
+import io.jakri.handler.testkit.RecordingListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -43,10 +44,10 @@ class SimulatedHandlerTest {
   private List<DiscoveredDevice> discover(String details) throws InvalidDetailsException {
     RecordingListener listener = new RecordingListener();
     try (Discovery discovery = handler.start(context(details), listener)) {
-      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots.isEmpty());
+      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots().isEmpty());
     }
-    assertThat(listener.snapshots).hasSize(1);
-    return listener.snapshots.get(0);
+    assertThat(listener.snapshots()).hasSize(1);
+    return listener.snapshots().get(0);
   }
 
   private Validation validate(String details) {
@@ -329,12 +330,12 @@ class SimulatedHandlerTest {
     scheduler.execute(() -> awaitQuietly(schedulerBusy));
 
     try (Discovery discovery = handler.start(context("count: 1"), listener)) {
-      assertThat(listener.snapshots).as("nothing reported inside start()").isEmpty();
+      assertThat(listener.snapshots()).as("nothing reported inside start()").isEmpty();
       schedulerBusy.countDown();
-      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots.isEmpty());
+      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots().isEmpty());
     }
-    assertThat(listener.threads).doesNotContain(Thread.currentThread());
-    assertThat(ids(listener.snapshots.get(0))).containsExactly("simple-device-node-a-0");
+    assertThat(listener.threads()).doesNotContain(Thread.currentThread());
+    assertThat(ids(listener.snapshots().get(0))).containsExactly("simple-device-node-a-0");
   }
 
   @Test
@@ -350,8 +351,8 @@ class SimulatedHandlerTest {
     // A task queued after the report has run once the scheduler has drained the report.
     scheduler.schedule(() -> null, 0, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
 
-    assertThat(listener.snapshots).isEmpty();
-    assertThat(listener.failures).isEmpty();
+    assertThat(listener.snapshots()).isEmpty();
+    assertThat(listener.failures()).isEmpty();
   }
 
   @Test
@@ -362,10 +363,10 @@ class SimulatedHandlerTest {
         Discovery b = handler.start(context("descriptions: [x]"), second)) {
       await()
           .atMost(Duration.ofSeconds(5))
-          .until(() -> !first.snapshots.isEmpty() && !second.snapshots.isEmpty());
+          .until(() -> !first.snapshots().isEmpty() && !second.snapshots().isEmpty());
     }
-    assertThat(ids(first.snapshots.get(0))).containsExactly("simple-device-node-a-0");
-    assertThat(ids(second.snapshots.get(0))).containsExactly("x");
+    assertThat(ids(first.snapshots().get(0))).containsExactly("simple-device-node-a-0");
+    assertThat(ids(second.snapshots().get(0))).containsExactly("x");
   }
 
   private static RecordingListener listenerStub() {

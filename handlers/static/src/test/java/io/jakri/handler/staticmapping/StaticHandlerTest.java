@@ -10,6 +10,7 @@ import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
+import io.jakri.handler.testkit.RecordingListener;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -44,10 +45,10 @@ class StaticHandlerTest {
       throws InvalidDetailsException {
     RecordingListener listener = new RecordingListener();
     try (Discovery discovery = handler.start(context(node, details), listener)) {
-      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots.isEmpty());
+      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots().isEmpty());
     }
-    assertThat(listener.snapshots).hasSize(1);
-    return listener.snapshots.get(0);
+    assertThat(listener.snapshots()).hasSize(1);
+    return listener.snapshots().get(0);
   }
 
   private Validation validate(String details) {
@@ -402,12 +403,12 @@ class StaticHandlerTest {
 
     try (Discovery discovery =
         handler.start(context("minikube", resource("spookd-walkthrough.yaml")), listener)) {
-      assertThat(listener.snapshots).as("nothing reported inside start()").isEmpty();
+      assertThat(listener.snapshots()).as("nothing reported inside start()").isEmpty();
       schedulerBusy.countDown();
-      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots.isEmpty());
+      await().atMost(Duration.ofSeconds(5)).until(() -> !listener.snapshots().isEmpty());
     }
-    assertThat(listener.threads).doesNotContain(Thread.currentThread());
-    assertThat(listener.snapshots.get(0)).hasSize(2);
+    assertThat(listener.threads()).doesNotContain(Thread.currentThread());
+    assertThat(listener.snapshots().get(0)).hasSize(2);
   }
 
   @Test
@@ -424,7 +425,7 @@ class StaticHandlerTest {
     // A task queued after the report has run once the scheduler has drained the report.
     scheduler.schedule(() -> null, 0, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
 
-    assertThat(listener.snapshots).isEmpty();
+    assertThat(listener.snapshots()).isEmpty();
   }
 
   private static void awaitQuietly(CountDownLatch latch) {

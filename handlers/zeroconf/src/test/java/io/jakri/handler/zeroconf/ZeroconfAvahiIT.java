@@ -7,6 +7,8 @@ import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
+import io.jakri.handler.testkit.PluginJar;
+import io.jakri.handler.testkit.RecordingListener;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,7 +60,7 @@ class ZeroconfAvahiIT {
       Assumptions.abort(message);
     }
     pluginsDir = Files.createTempDirectory("jakri-zeroconf-plugins-");
-    plugin = PluginJar.load(pluginsDir);
+    plugin = PluginJar.loadPackaged(pluginsDir);
     scheduler = Executors.newScheduledThreadPool(2);
     LOG.info("using {}", peer);
   }
@@ -211,7 +213,7 @@ class ZeroconfAvahiIT {
                 assertThat(all.last().orElseThrow())
                     .allMatch(d -> d.properties().containsKey("AKRI_ZEROCONF_DEVICE_MODEL")));
     awaitDevice(filtered, "match." + type + ".local");
-    assertThat(filtered.snapshots)
+    assertThat(filtered.snapshots())
         .allSatisfy(
             snapshot ->
                 assertThat(snapshot)
@@ -241,7 +243,7 @@ class ZeroconfAvahiIT {
     awaitDevice(name, "secure." + type + ".local");
     for (RecordingListener filtered : List.of(port, name)) {
       assertThat(filtered.lastIds()).containsExactly("secure." + type + ".local");
-      assertThat(filtered.snapshots)
+      assertThat(filtered.snapshots())
           .allSatisfy(
               snapshot ->
                   assertThat(snapshot)

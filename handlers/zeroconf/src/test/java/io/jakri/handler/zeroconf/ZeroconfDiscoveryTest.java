@@ -4,6 +4,7 @@ import static io.jakri.handler.zeroconf.Services.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.jakri.handler.testkit.RecordingListener;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -110,7 +111,7 @@ class ZeroconfDiscoveryTest {
     events.resolved(service("b", 80));
     events.removed("a");
 
-    assertThat(listener.snapshots)
+    assertThat(listener.snapshots())
         .extracting(s -> s.stream().map(d -> d.id()).toList())
         .containsExactly(
             List.of("a._http._tcp.local"),
@@ -127,7 +128,7 @@ class ZeroconfDiscoveryTest {
     events.resolved(service("a", 80));
     events.resolved(service("other", 81));
 
-    assertThat(listener.snapshots).hasSize(1);
+    assertThat(listener.snapshots()).hasSize(1);
     assertThat(listener.lastIds()).containsExactly("a._http._tcp.local");
   }
 
@@ -159,7 +160,7 @@ class ZeroconfDiscoveryTest {
     events.resolved(service("b", 80));
     events.removed("a");
 
-    assertThat(listener.snapshots).hasSize(1);
+    assertThat(listener.snapshots()).hasSize(1);
   }
 
   @Test
@@ -186,7 +187,7 @@ class ZeroconfDiscoveryTest {
         .during(Duration.ofMillis(300))
         .atMost(Duration.ofSeconds(5))
         .until(() -> browsers.opened.size() == browsers.closed.size());
-    assertThat(listener.failures).isEmpty();
+    assertThat(listener.failures()).isEmpty();
   }
 
   @Test
@@ -196,8 +197,8 @@ class ZeroconfDiscoveryTest {
         wanted ->
             new AddressSelector.Selection(List.of(), List.of("no network interface named nope0")));
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> !listener.failures.isEmpty());
-    assertThat(listener.failures).containsExactly("none of interfaces [nope0] is usable");
+    await().atMost(Duration.ofSeconds(5)).until(() -> !listener.failures().isEmpty());
+    assertThat(listener.failures()).containsExactly("none of interfaces [nope0] is usable");
   }
 
   @Test
@@ -205,8 +206,8 @@ class ZeroconfDiscoveryTest {
     browsers.failOpen = true;
     start("kind: _http._tcp", fixed("10.0.0.1"));
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> !listener.failures.isEmpty());
-    assertThat(listener.failures.get(0)).startsWith("cannot browse on any of");
+    await().atMost(Duration.ofSeconds(5)).until(() -> !listener.failures().isEmpty());
+    assertThat(listener.failures().get(0)).startsWith("cannot browse on any of");
   }
 
   @Test
@@ -229,7 +230,7 @@ class ZeroconfDiscoveryTest {
     events.resolved(service("c", 1));
 
     assertThat(listener.lastIds()).containsExactly("a._http._tcp.local", "b._http._tcp.local");
-    assertThat(listener.failures).isEmpty();
+    assertThat(listener.failures()).isEmpty();
   }
 
   @Test

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
+import io.jakri.handler.testkit.RecordingListener;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;

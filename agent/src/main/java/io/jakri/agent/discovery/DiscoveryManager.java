@@ -81,7 +81,10 @@ public final class DiscoveryManager implements AutoCloseable {
    */
   public interface Listener {
 
-    /** A handler's snapshot was processed (snapshots arriving faster are coalesced first). */
+    /**
+     * A handler's snapshot was processed (snapshots arriving faster are coalesced first; one
+     * processed again after a failed Instance write counts again).
+     */
     default void snapshot(String handler) {}
 
     /**

@@ -22,6 +22,7 @@ import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -143,7 +144,9 @@ public final class Agent implements AutoCloseable {
             new InstanceLifecycle(options.nodeName(), updates),
             resources,
             scheduler,
-            options.offlineGrace());
+            options.offlineGrace(),
+            System::nanoTime);
+    Events events = Events.logging(LOG);
     if (client.isEmpty()) {
       this.configurationFiles =
           Optional.of(
@@ -158,8 +161,8 @@ public final class Agent implements AutoCloseable {
       this.configurationFiles = Optional.empty();
       // Events and node tidying talk to the API server off the hot paths, one request at a time.
       ExecutorService apiWrites = Executors.newSingleThreadExecutor(threads("jakri-api-writes"));
-      Events events =
-          new EventRecorder(client.get(), options.nodeName(), apiWrites, Clock.systemUTC());
+      events = new EventRecorder(client.get(), options.nodeName(), apiWrites, Clock.systemUTC());
+      Events recorder = events;
       ConfigurationStatusPublisher status =
           new ConfigurationStatusPublisher(
               client.get(),
@@ -169,7 +172,7 @@ public final class Agent implements AutoCloseable {
               discovery::statuses,
               store,
               (configuration, reason, message) ->
-                  events.warning(
+                  recorder.warning(
                       ObjectRef.configuration(
                           options.namespace(), configuration.name(), configuration.uid()),
                       reason,
@@ -219,8 +222,22 @@ public final class Agent implements AutoCloseable {
             () -> plugins.served().size(),
             () -> handlers.problems().size(),
             reclaimer::reclaimed,
-            Optional.ofNullable(client.isPresent() ? calls : null));
+            Optional.ofNullable(client.isPresent() ? calls : null),
+            System::nanoTime);
     plugins.addListener(metrics);
+    discovery.addListener(metrics);
+    resources.addClaimListener(metrics);
+    // Operator-facing Events: Kubernetes Events in cluster mode, log lines standalone.
+    AgentEvents operatorEvents =
+        new AgentEvents(
+            events,
+            options.nodeName(),
+            options.namespace(),
+            client.isPresent() ? clusterStore::uidOf : name -> Optional.empty(),
+            Clock.systemUTC());
+    plugins.addListener(operatorEvents);
+    resources.addClaimListener(operatorEvents);
+    handlers.addProblemListener(operatorEvents);
   }
 
   /**

@@ -12,7 +12,7 @@ import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 
 /** Builds PF4J plugin jars at test time from compiled test classes (no binaries committed). */
-final class PluginJars {
+public final class PluginJars {
 
   private static final Path TEST_CLASSES = Path.of("target", "test-classes");
 
@@ -22,7 +22,7 @@ final class PluginJars {
    * Writes a plugin jar with the given manifest entries, whose {@code extensions.idx} lists {@code
    * extensions}; each class (and its nested classes) is copied from the test classes.
    */
-  static Path build(
+  public static Path build(
       Path jar, String pluginId, String requires, List<Class<?>> extensions, boolean manifest)
       throws IOException {
     Manifest mf = new Manifest();

@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +39,7 @@ public final class NodeResources implements InstanceStore.Listener {
   // read each other's results from the store instead of racing each other into write conflicts
   // (which cost a rejected write plus a fresh read each against the API server).
   private final Map<String, Object> claimLocks = new ConcurrentHashMap<>();
+  private final List<ClaimListener> claimListeners = new CopyOnWriteArrayList<>();
 
   public NodeResources(String node, InstanceUpdates updates, DevicePluginManager plugins) {
     this.node = node;
@@ -47,6 +49,11 @@ public final class NodeResources implements InstanceStore.Listener {
 
   public String node() {
     return node;
+  }
+
+  /** Registers a listener told about write conflicts and refusals while claiming slots. */
+  public void addClaimListener(ClaimListener listener) {
+    claimListeners.add(listener);
   }
 
   /** Adds or updates a locally discovered device (online or in its offline grace). */
@@ -152,11 +159,16 @@ public final class NodeResources implements InstanceStore.Listener {
       List<String> slots,
       java.util.function.Function<String, SlotUsage> usageFor)
       throws AllocationException {
+    // The mutation runs once per attempt: every attempt after the first followed a lost write, and
+    // when the attempts ran out on a conflict the last one was lost too.
+    int[] attempts = {0};
+    boolean lastLost = false;
     try {
       Optional<Instance> result =
           updates.apply(
               instanceName,
               current -> {
+                attempts[0]++;
                 Instance instance =
                     current.orElseThrow(
                         () ->
@@ -183,9 +195,20 @@ public final class NodeResources implements InstanceStore.Listener {
               });
       return result.orElseThrow();
     } catch (StoreException e) {
+      lastLost = !(e instanceof StoreException.Unavailable);
       throw new AllocationException(
           AllocationException.Reason.STORE_UNAVAILABLE,
           "cannot record the claim on instance " + instanceName + ": " + e.getMessage());
+    } catch (AllocationException e) {
+      if (e.reason() == AllocationException.Reason.HELD_ELSEWHERE) {
+        claimListeners.forEach(l -> l.heldElsewhere(instanceName));
+      }
+      throw e;
+    } finally {
+      int conflicts = attempts[0] - 1 + (lastLost ? 1 : 0);
+      if (conflicts > 0) {
+        claimListeners.forEach(l -> l.writeConflicts(instanceName, conflicts));
+      }
     }
   }
 

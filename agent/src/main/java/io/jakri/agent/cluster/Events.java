@@ -27,6 +27,24 @@ public interface Events {
    */
   void warning(ObjectRef ref, String reason, String message);
 
+  /**
+   * Logs each occurrence (normal ones at INFO, warnings at WARN) instead of recording it: for
+   * standalone mode, where there is no API server.
+   */
+  static Events logging(org.slf4j.Logger log) {
+    return new Events() {
+      @Override
+      public void normal(ObjectRef ref, String reason, String message) {
+        log.info("{} {}: {}", ref, reason, message);
+      }
+
+      @Override
+      public void warning(ObjectRef ref, String reason, String message) {
+        log.warn("{} {}: {}", ref, reason, message);
+      }
+    };
+  }
+
   /** Records nothing: for standalone mode, where there is no API server. */
   static Events discard() {
     return new Events() {

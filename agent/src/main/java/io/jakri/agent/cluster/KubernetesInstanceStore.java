@@ -123,6 +123,12 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     return c == null ? Optional.empty() : Optional.of(c.value());
   }
 
+  /** The uid of a cached Instance (for Events about it), if it is known. */
+  public Optional<String> uidOf(String name) {
+    Cached c = cache.get(name);
+    return c == null ? Optional.empty() : Optional.ofNullable(c.resource().getMetadata().getUid());
+  }
+
   @Override
   public List<Instance> list() {
     List<Instance> all = new ArrayList<>(cache.size());

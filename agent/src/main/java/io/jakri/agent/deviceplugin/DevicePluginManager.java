@@ -89,7 +89,49 @@ public final class DevicePluginManager implements AutoCloseable {
 
     /** The resource was retired for good (no longer served); called on the control thread. */
     default void retired(String resource) {}
+
+    /**
+     * An Allocate call for the resource ended after {@code took}; called on the gRPC thread that
+     * served it, after the answer was sent. Must not block.
+     */
+    default void allocated(String resource, AllocateOutcome outcome, Duration took) {}
+
+    /**
+     * The kubelet's ListAndWatch streams of the resource are up to date: {@code changed} when a new
+     * snapshot of its devices was just sent to at least one stream (an update, or the first
+     * snapshot of a new stream), false when the devices were unchanged and the open streams already
+     * had them. Not called while no stream is open. Any thread; must not block.
+     */
+    default void advertised(String resource, boolean changed) {}
   }
+
+  /**
+   * Hands the calls of the resource servers to every listener; one listener's bug stays its own.
+   */
+  private final Listener serverEvents =
+      new Listener() {
+        @Override
+        public void allocated(String resource, AllocateOutcome outcome, Duration took) {
+          for (Listener l : listeners) {
+            try {
+              l.allocated(resource, outcome, took);
+            } catch (RuntimeException e) {
+              LOG.warn("listener failed on Allocate of {}: {}", resource, e.toString());
+            }
+          }
+        }
+
+        @Override
+        public void advertised(String resource, boolean changed) {
+          for (Listener l : listeners) {
+            try {
+              l.advertised(resource, changed);
+            } catch (RuntimeException e) {
+              LOG.warn("listener failed on a snapshot of {}: {}", resource, e.toString());
+            }
+          }
+        }
+      };
 
   public DevicePluginManager(
       Path dir,
@@ -349,7 +391,8 @@ public final class DevicePluginManager implements AutoCloseable {
   private void startServer(Entry entry) {
     String name = entry.backend.socketStem() + "-" + clock.instant().getEpochSecond() + ".sock";
     Path socket = dir.resolve(name);
-    ResourceServer server = new ResourceServer(entry.backend, socket, group, grpcExecutor);
+    ResourceServer server =
+        new ResourceServer(entry.backend, socket, group, grpcExecutor, serverEvents);
     try {
       server.start();
       entry.server = server;

@@ -24,6 +24,7 @@ import io.jakri.kubelet.v1beta1.PreferredAllocationResponse;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -55,11 +56,21 @@ final class ResourceServer {
   private final Set<ServerCallStreamObserver<ListAndWatchResponse>> streams =
       ConcurrentHashMap.newKeySet();
   private final Object publishLock = new Object();
+  private final DevicePluginManager.Listener events;
   private volatile ListAndWatchResponse last;
 
-  ResourceServer(ResourceBackend backend, Path socket, EventLoopGroup group, Executor executor) {
+  /**
+   * @param events told about Allocate outcomes and snapshots sent (metrics); must not block
+   */
+  ResourceServer(
+      ResourceBackend backend,
+      Path socket,
+      EventLoopGroup group,
+      Executor executor,
+      DevicePluginManager.Listener events) {
     this.backend = backend;
     this.socket = socket;
+    this.events = events;
     this.server =
         NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
             .channelType(EpollServerDomainSocketChannel.class)
@@ -116,15 +127,19 @@ final class ResourceServer {
 
   /** Recomputes the devices and pushes them to every stream if they changed. */
   void publish() {
+    boolean changed;
     synchronized (publishLock) {
       ListAndWatchResponse next = snapshot();
-      if (next.equals(last)) {
-        return;
+      changed = !next.equals(last);
+      if (changed) {
+        last = next;
+        for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
+          send(stream, next);
+        }
       }
-      last = next;
-      for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
-        send(stream, next);
-      }
+    }
+    if (!streams.isEmpty()) {
+      events.advertised(backend.resourceName(), changed);
     }
   }
 
@@ -163,6 +178,7 @@ final class ResourceServer {
         streams.add(stream);
         send(stream, current);
       }
+      events.advertised(backend.resourceName(), true);
     }
 
     @Override
@@ -184,6 +200,17 @@ final class ResourceServer {
 
     @Override
     public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> out) {
+      long start = System.nanoTime();
+      AllocateOutcome outcome = claim(request, out);
+      events.allocated(
+          backend.resourceName(), outcome, Duration.ofNanos(System.nanoTime() - start));
+      if (outcome instanceof AllocateOutcome.Granted) {
+        publish();
+      }
+    }
+
+    /** Claims every container's devices and answers the kubelet; says how it ended. */
+    private AllocateOutcome claim(AllocateRequest request, StreamObserver<AllocateResponse> out) {
       AllocateResponse.Builder response = AllocateResponse.newBuilder();
       List<String> granted = new ArrayList<>();
       try {
@@ -200,16 +227,16 @@ final class ResourceServer {
                 .toList(),
             e.getMessage());
         out.onError(Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asException());
-        return;
+        return new AllocateOutcome.Refused(e.reason());
       } catch (RuntimeException e) {
         LOG.error("resource {}: Allocate failed", backend.resourceName(), e);
         out.onError(Status.INTERNAL.withDescription(String.valueOf(e)).asException());
-        return;
+        return new AllocateOutcome.Failed();
       }
       LOG.info("resource {}: allocated {}", backend.resourceName(), granted);
       out.onNext(response.build());
       out.onCompleted();
-      publish();
+      return new AllocateOutcome.Granted();
     }
 
     @Override

@@ -29,6 +29,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,7 +70,61 @@ public final class DiscoveryManager implements AutoCloseable {
   private final Map<String, ConfigurationStatus> statuses =
       new java.util.concurrent.ConcurrentHashMap<>();
   private final List<Runnable> statusListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final LongSupplier nanoTime;
   private volatile boolean closed;
+
+  /**
+   * Told what the handlers do, for metrics. The {@code handler} argument is the handler name (or
+   * alias) a Configuration asks for, and only ever one that is installed, so its values are bounded
+   * by the installed plugins. Called on the discovery thread; must not block or throw.
+   */
+  public interface Listener {
+
+    /**
+     * A handler's snapshot was processed (snapshots arriving faster are coalesced first; one
+     * processed again after a failed Instance write counts again).
+     */
+    default void snapshot(String handler) {}
+
+    /**
+     * A device's state on this node changed because of a snapshot or the offline grace ending.
+     *
+     * @param reportedNanos the {@code nanoTime} reading taken when the handler reported the
+     *     snapshot behind the change (the oldest one if several were coalesced)
+     */
+    default void deviceChanged(
+        String handler, LocalDevice device, DeviceChange change, long reportedNanos) {}
+
+    /** A handler failed (its discovery is restarted with backoff, or waits for a fixed one). */
+    default void handlerFailed(String handler, HandlerFailure failure) {}
+  }
+
+  /** What happened to a device. */
+  public enum DeviceChange {
+    /** Reported for the first time (or again after it left). */
+    APPEARED,
+    /** Reported again while in its offline grace: healthy again. */
+    RETURNED,
+    /** Still reported, with other details (properties, mounts, class). */
+    UPDATED,
+    /** Missing from a snapshot: unhealthy now, removed after the offline grace. */
+    VANISHED,
+    /** Its offline grace ended: no longer advertised. */
+    REMOVED
+  }
+
+  /** How a handler failed. */
+  public enum HandlerFailure {
+    /** {@code validate} or {@code start} threw. */
+    START_FAILED,
+    /** {@code start} did not return in time. */
+    START_TIMEOUT,
+    /** The handler refused the Configuration's discoveryDetails. */
+    INVALID_DETAILS,
+    /** A running discovery reported failure. */
+    REPORTED_FAILURE
+  }
 
   /** What is happening with one Configuration, for status reporting. */
   public record ConfigurationStatus(State state, String message, int devices) {}
@@ -89,8 +144,10 @@ public final class DiscoveryManager implements AutoCloseable {
       InstanceLifecycle lifecycle,
       NodeResources resources,
       ScheduledExecutorService scheduler,
-      Duration offlineGrace) {
+      Duration offlineGrace,
+      LongSupplier nanoTime) {
     this.node = node;
+    this.nanoTime = nanoTime;
     this.handlers = handlers;
     this.properties = properties;
     this.lifecycle = lifecycle;
@@ -114,6 +171,11 @@ public final class DiscoveryManager implements AutoCloseable {
   /** The status of every known Configuration. */
   public Map<String, ConfigurationStatus> statuses() {
     return Map.copyOf(statuses);
+  }
+
+  /** Registers a listener told about snapshots, device changes and handler failures. */
+  public void addListener(Listener listener) {
+    listeners.add(listener);
   }
 
   /** Registers {@code listener}, run (on the discovery thread) after any status changed. */
@@ -257,7 +319,7 @@ public final class DiscoveryManager implements AutoCloseable {
             run.spec.handlerName(),
             now.isEmpty() ? "removed" : "replaced");
         run.stopDiscoveryAndWait();
-        markMissing(run, Set.of());
+        markMissing(run, Set.of(), nanoTime.getAsLong());
       }
       if (run.discovery == null && run.state != State.INVALID) {
         start(run);
@@ -314,12 +376,15 @@ public final class DiscoveryManager implements AutoCloseable {
     } catch (java.util.concurrent.ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof InvalidDetailsException) {
+        handlerFailed(spec.handlerName(), HandlerFailure.INVALID_DETAILS);
         status(run, State.INVALID, "invalid discoveryDetails: " + cause.getMessage());
       } else {
+        handlerFailed(spec.handlerName(), HandlerFailure.START_FAILED);
         fail(run, "handler " + spec.handlerName() + " failed to start: " + cause);
       }
     } catch (TimeoutException e) {
       started.cancel(true);
+      handlerFailed(spec.handlerName(), HandlerFailure.START_TIMEOUT);
       fail(run, "handler " + spec.handlerName() + " did not start within " + START_TIMEOUT);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -362,6 +427,18 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
+  private void handlerFailed(String handler, HandlerFailure failure) {
+    for (Listener l : listeners) {
+      l.handlerFailed(handler, failure);
+    }
+  }
+
+  private void deviceChanged(Run run, LocalDevice device, DeviceChange change, long reported) {
+    for (Listener l : listeners) {
+      l.deviceChanged(run.spec.handlerName(), device, change, reported);
+    }
+  }
+
   private void notifyStatus() {
     for (Runnable l : statusListeners) {
       try {
@@ -379,6 +456,9 @@ public final class DiscoveryManager implements AutoCloseable {
     }
     List<DiscoveredDevice> snapshot = pending.devices();
     run.lastSnapshot = snapshot;
+    for (Listener l : listeners) {
+      l.snapshot(run.spec.handlerName());
+    }
     Map<String, DiscoveredDevice> seen = new LinkedHashMap<>();
     int rejected = 0;
     for (DiscoveredDevice device : snapshot) {
@@ -408,6 +488,13 @@ public final class DiscoveryManager implements AutoCloseable {
       LocalDevice current = run.devices.get(e.getKey());
       LocalDevice next = new LocalDevice(e.getKey(), run.spec, e.getValue(), true);
       if (current == null || !current.equals(next)) {
+        deviceChanged(
+            run,
+            next,
+            current == null
+                ? DeviceChange.APPEARED
+                : current.online() ? DeviceChange.UPDATED : DeviceChange.RETURNED,
+            pending.reportedNanos());
         if (current == null) {
           if (++discovered <= LOGGED_PER_SNAPSHOT) {
             LOG.info(
@@ -433,7 +520,7 @@ public final class DiscoveryManager implements AutoCloseable {
           run.spec.name(),
           discovered - LOGGED_PER_SNAPSHOT);
     }
-    markMissing(run, seen.keySet());
+    markMissing(run, seen.keySet(), pending.reportedNanos());
     status(
         run,
         run.state,
@@ -494,12 +581,13 @@ public final class DiscoveryManager implements AutoCloseable {
   }
 
   /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */
-  private void markMissing(Run run, Set<String> seen) {
+  private void markMissing(Run run, Set<String> seen, long reportedNanos) {
     int vanished = 0;
     for (LocalDevice device : new ArrayList<>(run.devices.values())) {
       if (!seen.contains(device.instanceName()) && device.online()) {
         LocalDevice offline = device.withOnline(false);
         run.devices.put(device.instanceName(), offline);
+        deviceChanged(run, offline, DeviceChange.VANISHED, reportedNanos);
         resources.upsertLocal(offline);
         if (++vanished <= LOGGED_PER_SNAPSHOT) {
           LOG.info(
@@ -529,6 +617,7 @@ public final class DiscoveryManager implements AutoCloseable {
     run.graceTimers.remove(instance);
     LocalDevice device = run.devices.get(instance);
     if (runs.get(run.spec.name()) == run && device != null && !device.online()) {
+      deviceChanged(run, device, DeviceChange.REMOVED, nanoTime.getAsLong());
       removeDevice(run, instance);
     }
   }
@@ -589,7 +678,8 @@ public final class DiscoveryManager implements AutoCloseable {
         republish =
             scheduler.schedule(
                 () -> {
-                  if (pending.compareAndSet(null, new Pending(id, lastSnapshot))) {
+                  if (pending.compareAndSet(
+                      null, new Pending(id, lastSnapshot, nanoTime.getAsLong()))) {
                     loop.execute(() -> onSnapshot(Run.this));
                   }
                 },
@@ -654,7 +744,7 @@ public final class DiscoveryManager implements AutoCloseable {
   }
 
   /** A snapshot waiting for the discovery thread. */
-  private record Pending(long runId, List<DiscoveredDevice> devices) {}
+  private record Pending(long runId, List<DiscoveredDevice> devices, long reportedNanos) {}
 
   /** The listener one run of a handler reports to; stale after the run stops. */
   private final class RunListener implements DeviceListener {
@@ -672,8 +762,15 @@ public final class DiscoveryManager implements AutoCloseable {
         return;
       }
       List<DiscoveredDevice> copy = new ArrayList<>(devices);
-      // Coalesce: only the newest snapshot waiting to be processed matters.
-      if (run.pending.getAndSet(new Pending(runId, copy)) == null) {
+      // Coalesce: only the newest snapshot waiting to be processed matters; it keeps the time
+      // of the oldest report it replaces (the changes waiting since then are in it).
+      long now = nanoTime.getAsLong();
+      Pending previous =
+          run.pending.getAndUpdate(
+              p ->
+                  new Pending(
+                      runId, copy, p != null && p.runId() == runId ? p.reportedNanos() : now));
+      if (previous == null) {
         loop.execute(() -> onSnapshot(run));
       }
     }
@@ -683,6 +780,7 @@ public final class DiscoveryManager implements AutoCloseable {
       loop.execute(
           () -> {
             if (run.runId == runId && runs.get(run.spec.name()) == run) {
+              handlerFailed(run.spec.handlerName(), HandlerFailure.REPORTED_FAILURE);
               fail(
                   run,
                   "handler "

@@ -44,6 +44,8 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   private final PluginManager plugins;
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private final List<LoadProblem> problems = new CopyOnWriteArrayList<>();
+  private final List<java.util.function.Consumer<LoadProblem>> problemListeners =
+      new CopyOnWriteArrayList<>();
   private volatile Map<String, DiscoveryHandler> byName = Map.of();
   private final Map<Path, Loaded> loaded = new LinkedHashMap<>();
   private final Map<Path, Stamp> failed = new LinkedHashMap<>();
@@ -79,7 +81,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     if (!Files.isDirectory(pluginsDir)) {
       if (!missingReported) {
         LOG.error("plugins directory {} does not exist: no discovery handlers loaded", pluginsDir);
-        problems.add(new LoadProblem(pluginsDir, "plugins directory does not exist"));
+        problem(new LoadProblem(pluginsDir, "plugins directory does not exist"));
         missingReported = true;
       }
       return;
@@ -99,7 +101,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       }
     } catch (IOException e) {
       LOG.error("plugins directory {} cannot be read: {}", pluginsDir, e.toString());
-      problems.add(new LoadProblem(pluginsDir, e.toString()));
+      problem(new LoadProblem(pluginsDir, e.toString()));
       return;
     }
     List<Loaded> leaving = new ArrayList<>();
@@ -287,7 +289,18 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   private void fail(Path jar, String reason) {
     LOG.error("plugin jar {} not loaded: {}", jar.getFileName(), reason);
-    problems.add(new LoadProblem(jar, reason));
+    problem(new LoadProblem(jar, reason));
+  }
+
+  private void problem(LoadProblem problem) {
+    problems.add(problem);
+    for (java.util.function.Consumer<LoadProblem> l : problemListeners) {
+      try {
+        l.accept(problem);
+      } catch (RuntimeException e) {
+        LOG.warn("plugin problem listener failed: {}", e.toString());
+      }
+    }
   }
 
   private void rebuildIndex() {
@@ -343,6 +356,15 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   @Override
   public void addListener(Runnable onChange) {
     listeners.add(onChange);
+  }
+
+  /**
+   * Registers a listener told about each new load problem as it is found (on the thread loading or
+   * rescanning), e.g. to raise an Event. A jar that keeps failing is reported again only after it
+   * changed.
+   */
+  public void addProblemListener(java.util.function.Consumer<LoadProblem> listener) {
+    problemListeners.add(listener);
   }
 
   /** Jars that failed to load, with reasons (for status, metrics and tests). */

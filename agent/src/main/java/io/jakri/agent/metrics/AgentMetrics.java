@@ -1,8 +1,12 @@
 package io.jakri.agent.metrics;
 
+import io.jakri.agent.allocation.ClaimListener;
 import io.jakri.agent.cluster.ApiCalls;
+import io.jakri.agent.deviceplugin.AllocateOutcome;
+import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
@@ -11,6 +15,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -20,6 +25,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -30,12 +36,54 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The agent's Prometheus metrics (one registry per agent, no static state). Counters are fed by the
- * device-plugin manager's listener; gauges read the agent's state when scraped, so nothing is
- * polled between scrapes. Per-resource tags are avoided on purpose: one agent serves thousands of
- * Instances. Names are listed in the agent README.
+ * The agent's Prometheus metrics (one registry per agent, no static state). Counters and timers are
+ * fed by the listeners this class implements (device-plugin manager, discovery, slot claims);
+ * gauges read the agent's state when scraped, so nothing is polled between scrapes. Per-resource
+ * tags are avoided on purpose: one agent serves thousands of Instances; tags take values from small
+ * fixed sets (outcomes, reasons, change kinds) or the installed handler names. Names are listed in
+ * the agent README. Listener methods are thread-safe and never block.
  */
-public final class AgentMetrics implements DevicePluginManager.Listener {
+public final class AgentMetrics
+    implements DevicePluginManager.Listener, DiscoveryManager.Listener, ClaimListener {
+
+  /** Allocate latency buckets: a claim is one API write, more under conflicts or outages. */
+  static final Duration[] ALLOCATE_BUCKETS = {
+    Duration.ofMillis(1),
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10)
+  };
+
+  /**
+   * Discovery-to-advertised buckets: an Instance write plus a coalesced publish (milliseconds), or
+   * a new resource's server start and Register (hundreds of milliseconds), up to API outages.
+   */
+  static final Duration[] ADVERTISE_BUCKETS = {
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10),
+    Duration.ofSeconds(30),
+    Duration.ofSeconds(60)
+  };
+
+  /** At most this many resources wait for their change to be advertised (memory bound). */
+  static final int MAX_WAITING_CHANGES = 100_000;
 
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -49,11 +97,16 @@ public final class AgentMetrics implements DevicePluginManager.Listener {
   private final Counter retired;
   private final MultiGauge instances;
   private final MultiGauge configurations;
+  private final AdvertiseLatency advertiseLatency;
+  private final Counter writeConflicts;
+  private final Counter heldElsewhere;
 
   /**
    * @param served how many resources are served now
    * @param pluginLoadFailures how many plugin jars could not be loaded
    * @param reclaimed slots freed by reclamation so far
+   * @param nanoTime the monotonic clock discovery stamps its reports with ({@code
+   *     System::nanoTime})
    */
   public AgentMetrics(
       String node,
@@ -62,7 +115,8 @@ public final class AgentMetrics implements DevicePluginManager.Listener {
       LongSupplier served,
       LongSupplier pluginLoadFailures,
       LongSupplier reclaimed,
-      Optional<ApiCalls> apiCalls) {
+      Optional<ApiCalls> apiCalls,
+      LongSupplier nanoTime) {
     this.node = node;
     this.store = store;
     this.statuses = statuses;
@@ -119,6 +173,55 @@ public final class AgentMetrics implements DevicePluginManager.Listener {
         MultiGauge.builder("jakri.configurations")
             .description("Configurations by discovery state on this node")
             .register(registry);
+    // Every Allocate outcome exists from the start, so rate() and alerts see zeros, not gaps.
+    allocateTimer(new AllocateOutcome.Granted());
+    allocateTimer(new AllocateOutcome.Failed());
+    for (AllocationException.Reason reason : AllocationException.Reason.values()) {
+      allocateTimer(new AllocateOutcome.Refused(reason));
+    }
+    advertiseLatency =
+        new AdvertiseLatency(
+            Timer.builder("jakri.discovery.to.advertised")
+                .description(
+                    "From a handler reporting a device appearing, vanishing or returning to the"
+                        + " kubelet being sent the resource's new ListAndWatch snapshot")
+                .serviceLevelObjectives(ADVERTISE_BUCKETS)
+                .register(registry),
+            nanoTime,
+            MAX_WAITING_CHANGES);
+    writeConflicts = slotConflicts("write_conflict");
+    heldElsewhere = slotConflicts("held_elsewhere");
+  }
+
+  private Counter slotConflicts(String kind) {
+    return Counter.builder("jakri.slot.conflicts")
+        .tag("kind", kind)
+        .description(
+            "Slot claims that lost their Instance write to another writer (write_conflict, HTTP"
+                + " 409, retried) or were refused because the slot is held elsewhere"
+                + " (held_elsewhere)")
+        .register(registry);
+  }
+
+  private Timer allocateTimer(AllocateOutcome outcome) {
+    String result;
+    String reason;
+    if (outcome instanceof AllocateOutcome.Refused refused) {
+      result = "refused";
+      reason = refused.reason().name();
+    } else if (outcome instanceof AllocateOutcome.Failed) {
+      result = "failed";
+      reason = "INTERNAL";
+    } else {
+      result = "granted";
+      reason = "NONE";
+    }
+    return Timer.builder("jakri.allocate")
+        .tags("outcome", result, "reason", reason)
+        .description(
+            "Allocate calls from the kubelet by outcome and refusal reason, and their time")
+        .serviceLevelObjectives(ALLOCATE_BUCKETS)
+        .register(registry);
   }
 
   /** The Prometheus text exposition, with the per-Configuration gauges refreshed first. */
@@ -168,5 +271,70 @@ public final class AgentMetrics implements DevicePluginManager.Listener {
   @Override
   public void retired(String resource) {
     retired.increment();
+    advertiseLatency.retired(resource);
+  }
+
+  @Override
+  public void allocated(String resource, AllocateOutcome outcome, Duration took) {
+    allocateTimer(outcome).record(took);
+  }
+
+  @Override
+  public void advertised(String resource, boolean changed) {
+    advertiseLatency.advertised(resource, changed);
+  }
+
+  // ---- discovery ----
+
+  @Override
+  public void snapshot(String handler) {
+    Counter.builder("jakri.discovery.snapshots")
+        .tag("handler", handler)
+        .description("Device snapshots reported by discovery handlers and processed")
+        .register(registry)
+        .increment();
+  }
+
+  @Override
+  public void deviceChanged(
+      String handler,
+      LocalDevice device,
+      DiscoveryManager.DeviceChange change,
+      long reportedNanos) {
+    Counter.builder("jakri.discovery.device.changes")
+        .tags("handler", handler, "change", change.name())
+        .description("Devices that appeared, were updated, vanished, returned or were removed")
+        .register(registry)
+        .increment();
+    switch (change) {
+      case APPEARED, VANISHED, RETURNED -> {
+        advertiseLatency.changed(device.instanceResource(), reportedNanos);
+        advertiseLatency.changed(device.classResource(), reportedNanos);
+      }
+      case UPDATED, REMOVED -> {
+        // Nothing new for the kubelet to be sent, or nothing a handler reported.
+      }
+    }
+  }
+
+  @Override
+  public void handlerFailed(String handler, DiscoveryManager.HandlerFailure failure) {
+    Counter.builder("jakri.discovery.errors")
+        .tags("handler", handler, "error", failure.name())
+        .description("Discovery handler failures (each is retried with backoff)")
+        .register(registry)
+        .increment();
+  }
+
+  // ---- slot claims ----
+
+  @Override
+  public void writeConflicts(String instanceName, int conflicts) {
+    writeConflicts.increment(conflicts);
+  }
+
+  @Override
+  public void heldElsewhere(String instanceName) {
+    heldElsewhere.increment();
   }
 }

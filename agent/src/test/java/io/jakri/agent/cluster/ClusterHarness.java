@@ -77,6 +77,26 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Starts (or restarts) the agent of {@code node} with a reclaim grace. */
   Agent start(String node, Duration offlineGrace, Duration reclaimGrace) throws IOException {
+    return start(node, offlineGrace, reclaimGrace, PLUGINS, true);
+  }
+
+  /** The device-plugin directory of {@code node}'s agent (where its kubelet.sock goes). */
+  Path devicePluginDir(String node) {
+    return root.resolve(node).resolve("device-plugins");
+  }
+
+  /**
+   * Starts (or restarts) the agent of {@code node} with handler jars from {@code plugins} and,
+   * unless {@code emulateKubelet}, without a kubelet emulator (the test serves {@link
+   * #devicePluginDir}'s kubelet.sock itself, or nobody does).
+   */
+  Agent start(
+      String node,
+      Duration offlineGrace,
+      Duration reclaimGrace,
+      Path plugins,
+      boolean emulateKubelet)
+      throws IOException {
     Path dir = root.resolve(node);
     Files.createDirectories(dir);
     AgentOptions options =
@@ -84,10 +104,10 @@ final class ClusterHarness implements AutoCloseable {
                 node,
                 false,
                 Optional.empty(),
-                true,
+                emulateKubelet,
                 dir.resolve("device-plugins"),
                 dir.resolve("pod-resources").resolve("kubelet.sock"),
-                PLUGINS,
+                plugins,
                 offlineGrace,
                 reclaimGrace)
             .inCluster(NS, true);

@@ -1,11 +1,25 @@
 package io.jakri.agent.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.PluginJars;
 import io.jakri.agent.TestAgent;
+import io.jakri.agent.instance.Instance;
+import io.jakri.agent.testplugins.MisbehavingHandlers;
+import io.jakri.kubelet.v1beta1.AllocateRequest;
+import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
+import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,7 +27,10 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,6 +42,10 @@ class MetricsIT {
   final HttpClient http = HttpClient.newHttpClient();
 
   private Agent start(boolean emulate) throws Exception {
+    return start(emulate, PLUGINS);
+  }
+
+  private Agent start(boolean emulate, Path plugins) throws Exception {
     Files.createDirectories(tmp.resolve("config"));
     Files.writeString(
         tmp.resolve("config").resolve("sim.yaml"),
@@ -37,7 +58,7 @@ class MetricsIT {
                 emulate,
                 tmp.resolve("device-plugins"),
                 tmp.resolve("pod-resources").resolve("kubelet.sock"),
-                PLUGINS,
+                plugins,
                 Duration.ofSeconds(30))
             .withMetricsPort(0));
   }
@@ -82,9 +103,126 @@ class MetricsIT {
     }
   }
 
-  private static double counter(String body, String name) {
+  @Test
+  void allocateDiscoveryAndSlotConflictMetricsMoveWhenTheyHappen() throws Exception {
+    Path plugins = Files.createDirectories(tmp.resolve("plugins"));
+    Files.copy(
+        PLUGINS.resolve("jakri-handler-simulated.jar"),
+        plugins.resolve("jakri-handler-simulated.jar"));
+    PluginJars.build(
+        plugins.resolve("misbehaving.jar"),
+        "misbehaving",
+        ">=0.1.0",
+        List.of(MisbehavingHandlers.Throwing.class),
+        true);
+    Files.createDirectories(tmp.resolve("config"));
+    Files.writeString(
+        tmp.resolve("config").resolve("thrower.yaml"),
+        TestAgent.configuration("thrower", "thrower", 1, ""));
+    EventLoopGroup loop = new EpollEventLoopGroup(1);
+    List<ManagedChannel> channels = new ArrayList<>();
+    try (Agent agent = start(true, plugins)) {
+      // Discovery: the simulated handler's three devices appeared and were advertised; the
+      // throwing handler's failures are counted under its name.
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                String body = get(agent, "/metrics").body();
+                assertThat(
+                        counter(body, "jakri_discovery_snapshots_total", "handler=\"simulated\""))
+                    .isGreaterThanOrEqualTo(1);
+                assertThat(
+                        counter(
+                            body,
+                            "jakri_discovery_device_changes_total",
+                            "change=\"APPEARED\"",
+                            "handler=\"simulated\""))
+                    .isEqualTo(3);
+                // Each of the 3 Instance resources and the class resource got its first snapshot.
+                assertThat(counter(body, "jakri_discovery_to_advertised_seconds_count"))
+                    .isGreaterThanOrEqualTo(4);
+                assertThat(
+                        counter(
+                            body,
+                            "jakri_discovery_errors_total",
+                            "error=\"START_FAILED\"",
+                            "handler=\"thrower\""))
+                    .isGreaterThanOrEqualTo(1);
+              });
+      String body = get(agent, "/metrics").body();
+      assertThat(body)
+          .contains("jakri_discovery_to_advertised_seconds_bucket{le=\"0.005\"}")
+          .contains("jakri_allocate_seconds_count{outcome=\"refused\",reason=\"HELD_ELSEWHERE\"}");
+      assertThat(body).doesNotContain("akri.sh/sim-"); // no per-resource tags
+
+      // Allocate: one granted through the class resource, one refused because that slot is now
+      // held through the class (slot conflict), one refused for a device that does not exist.
+      Instance instance = agent.instances().list().get(0);
+      String slot = instance.deviceUsage().keySet().iterator().next();
+      DevicePluginGrpc.DevicePluginBlockingStub byClass =
+          dial(agent, "akri.sh/sim", loop, channels);
+      DevicePluginGrpc.DevicePluginBlockingStub byInstance =
+          dial(agent, "akri.sh/" + instance.name(), loop, channels);
+      byClass.allocate(request(slot));
+      assertThatThrownBy(() -> byInstance.allocate(request(slot)))
+          .isInstanceOf(StatusRuntimeException.class)
+          .hasMessageContaining("in use");
+      assertThatThrownBy(() -> byClass.allocate(request("no-such-device")))
+          .isInstanceOf(StatusRuntimeException.class);
+
+      String after = get(agent, "/metrics").body();
+      assertThat(counter(after, "jakri_allocate_seconds_count", "outcome=\"granted\""))
+          .isEqualTo(1);
+      assertThat(
+              counter(
+                  after,
+                  "jakri_allocate_seconds_count",
+                  "outcome=\"refused\"",
+                  "reason=\"HELD_ELSEWHERE\""))
+          .isEqualTo(1);
+      assertThat(
+              counter(
+                  after,
+                  "jakri_allocate_seconds_count",
+                  "outcome=\"refused\"",
+                  "reason=\"UNKNOWN_DEVICE\""))
+          .isEqualTo(1);
+      assertThat(counter(after, "jakri_allocate_seconds_sum", "outcome=\"granted\""))
+          .isGreaterThan(0);
+      assertThat(counter(after, "jakri_slot_conflicts_total", "kind=\"held_elsewhere\""))
+          .isEqualTo(1);
+      assertThat(counter(after, "jakri_slot_conflicts_total", "kind=\"write_conflict\"")).isZero();
+    } finally {
+      channels.forEach(ManagedChannel::shutdownNow);
+      loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    }
+  }
+
+  private static DevicePluginGrpc.DevicePluginBlockingStub dial(
+      Agent agent, String resource, EventLoopGroup loop, List<ManagedChannel> channels) {
+    Path socket = agent.devicePlugins().socketOf(resource).orElseThrow();
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+            .channelType(EpollDomainSocketChannel.class)
+            .eventLoopGroup(loop)
+            .usePlaintext()
+            .build();
+    channels.add(channel);
+    return DevicePluginGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  private static AllocateRequest request(String... ids) {
+    return AllocateRequest.newBuilder()
+        .addContainerRequests(ContainerAllocateRequest.newBuilder().addAllDevicesIds(List.of(ids)))
+        .build();
+  }
+
+  /** The sum of a metric's samples whose labels contain every one of {@code labels}. */
+  static double counter(String body, String name, String... labels) {
     return body.lines()
         .filter(l -> l.startsWith(name + " ") || l.startsWith(name + "{"))
+        .filter(l -> java.util.Arrays.stream(labels).allMatch(l::contains))
         .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
         .sum();
   }

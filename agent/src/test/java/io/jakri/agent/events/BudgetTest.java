@@ -1,0 +1,34 @@
+package io.jakri.agent.events;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class BudgetTest {
+
+  final TestClock clock = new TestClock();
+
+  @Test
+  void grantsUpToMaxPerTrailingWindowThenAgainAsTheOldestLeave() {
+    Budget budget = new Budget(clock, 2, Duration.ofMinutes(10));
+    assertThat(budget.tryAcquire()).isTrue();
+    clock.advance(Duration.ofMinutes(4));
+    assertThat(budget.tryAcquire()).isTrue();
+    assertThat(budget.tryAcquire()).isFalse();
+    clock.advance(Duration.ofMinutes(6)); // the first grant is a full window old
+    assertThat(budget.tryAcquire()).isTrue();
+    assertThat(budget.tryAcquire()).isFalse();
+    clock.advance(Duration.ofMinutes(4));
+    assertThat(budget.tryAcquire()).isTrue();
+  }
+
+  @Test
+  void refusesNonsenseLimits() {
+    assertThatThrownBy(() -> new Budget(clock, 0, Duration.ofMinutes(1)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new Budget(clock, 1, Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}

@@ -32,6 +32,14 @@ class RbacTest {
     assertThat(rules(chart.one("ClusterRole", "jakri-jakri-agent-node-tidy")))
         .isEqualTo(rules(repo.one("ClusterRole", "jakri-agent-node-tidy")));
     assertBinds(chart.one("RoleBinding", "jakri-agent"), "Role", "jakri-agent", "jakri-agent");
+    Map<String, Object> nodeEvents = chart.one("Role", "jakri-jakri-agent-node-events");
+    assertThat(get(nodeEvents, "metadata", "namespace")).isEqualTo("default");
+    assertThat(rules(nodeEvents)).isEqualTo(rules(repo.one("Role", "jakri-agent-node-events")));
+    assertBinds(
+        chart.one("RoleBinding", "jakri-jakri-agent-node-events"),
+        "Role",
+        "jakri-jakri-agent-node-events",
+        "jakri-agent");
     assertBinds(
         chart.one("ClusterRoleBinding", "jakri-jakri-agent-node-tidy"),
         "ClusterRole",
@@ -66,7 +74,8 @@ class RbacTest {
 
     assertThat(chart.ofKind("Role"))
         .extracting(r -> get(r, "metadata", "name"))
-        .containsExactlyInAnyOrder("jakri-agent", "jakri-controller");
+        .containsExactlyInAnyOrder(
+            "jakri-agent", "jakri-jakri-agent-node-events", "jakri-controller");
     assertThat(chart.ofKind("ClusterRole"))
         .extracting(r -> get(r, "metadata", "name"))
         .containsExactlyInAnyOrder("jakri-jakri-agent-node-tidy", "jakri-jakri-controller-nodes");

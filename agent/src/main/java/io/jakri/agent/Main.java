@@ -14,7 +14,6 @@ import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -209,10 +208,10 @@ public final class Main implements Callable<Integer> {
   }
 
   /**
-   * The {@code --log-format} choices. {@code logback.xml} builds the appender named by {@code
-   * JAKRI_LOG_FORMAT} (default {@code text}); logback reads that when it initialises, which may be
-   * before the flag is parsed, so {@link #apply} configures it again when the flag chose the other
-   * appender.
+   * The {@code --log-format} choices. {@code logback.xml} includes {@code logback-<format>.xml} for
+   * the format {@code JAKRI_LOG_FORMAT} names (default {@code text}); logback reads that when it
+   * initialises, which may be before the flag is parsed, so {@link #apply} configures it again when
+   * the flag chose another format.
    */
   public enum LogFormat {
     /** {@code HH:mm:ss.SSS LEVEL [thread] Logger - message} lines on stderr. */
@@ -242,19 +241,18 @@ public final class Main implements Callable<Integer> {
     }
 
     /**
-     * Configures {@code context} again from the file it was configured from, with {@link #VARIABLE}
-     * set to this format, when its root logger writes through the other format's appender. Does
-     * nothing otherwise (idempotent; a custom {@code -Dlogback.configurationFile} without these
-     * appenders is left alone). Returns whether it reconfigured.
+     * Configures {@code context} again from the shipped {@code logback.xml}, with {@link #VARIABLE}
+     * set to this format, when that file configured it and its root logger does not write through
+     * this format's appender. Does nothing otherwise (idempotent; a custom {@code
+     * -Dlogback.configurationFile} is left alone). Returns whether it reconfigured.
      */
     boolean apply(LoggerContext context) {
       ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
       URL config = ConfigurationWatchListUtil.getMainWatchURL(context);
-      boolean other =
-          Arrays.stream(values())
-              .filter(f -> f != this)
-              .anyMatch(f -> root.getAppender(f.appenderName()) != null);
-      if (!other || config == null) {
+      URL shipped = Main.class.getClassLoader().getResource("logback.xml");
+      if (config == null
+          || !config.toString().equals(String.valueOf(shipped))
+          || root.getAppender(appenderName()) != null) {
         return false;
       }
       context.reset();
@@ -264,7 +262,7 @@ public final class Main implements Callable<Integer> {
       try {
         configurator.doConfigure(config);
       } catch (JoranException e) {
-        // Logback records the failure in its status list and prints it; the agent still runs.
+        // Logback keeps the failure in its status list; the agent runs on, logging or not.
         return false;
       }
       return true;

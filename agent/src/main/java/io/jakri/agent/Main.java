@@ -87,6 +87,7 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--log-format",
+      converter = LogFormat.Converter.class,
       description =
           "Log format: text (lines on stderr) or json (one JSON object per line on stdout)"
               + " (env JAKRI_LOG_FORMAT; default text).")
@@ -225,6 +226,20 @@ public final class Main implements Callable<Integer> {
     /** The logback variable (system property, context property or env var) naming the appender. */
     public static final String VARIABLE = "JAKRI_LOG_FORMAT";
 
+    /** Reads {@code text} or {@code json}, in any case, for picocli. */
+    public static final class Converter implements CommandLine.ITypeConverter<LogFormat> {
+      @Override
+      public LogFormat convert(String value) {
+        for (LogFormat format : values()) {
+          if (format.appenderName().equalsIgnoreCase(value.strip())) {
+            return format;
+          }
+        }
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a log format (use text or json)");
+      }
+    }
+
     /** The appender's name in {@code logback.xml}. */
     public String appenderName() {
       return name().toLowerCase(Locale.ROOT);
@@ -357,6 +372,7 @@ public final class Main implements Callable<Integer> {
 
     @Option(
         names = "--log-format",
+      converter = LogFormat.Converter.class,
         description =
             "Log format: text (stderr) or json (stdout, mixed with the report) (env"
                 + " JAKRI_LOG_FORMAT; default text).")

@@ -372,7 +372,7 @@ public final class Main implements Callable<Integer> {
 
     @Option(
         names = "--log-format",
-      converter = LogFormat.Converter.class,
+        converter = LogFormat.Converter.class,
         description =
             "Log format: text (stderr) or json (stdout, mixed with the report) (env"
                 + " JAKRI_LOG_FORMAT; default text).")
@@ -413,7 +413,10 @@ public final class Main implements Callable<Integer> {
       name = "validate",
       mixinStandardHelpOptions = true,
       defaultValueProvider = EnvDefaults.class,
-      description = "Checks Configuration files offline; exit 0 when all are valid.")
+      description =
+          "Checks Configuration files offline: structure, names, YAML limits and, when the"
+              + " handler is installed, its discoveryDetails. Problems on stderr (exit 1),"
+              + " warnings and verdicts on stdout; warnings alone exit 0.")
   static final class ValidateCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "Configuration YAML files.")
     List<Path> files;
@@ -425,6 +428,10 @@ public final class Main implements Callable<Integer> {
 
     @Override
     public Integer call() {
+      // stderr carries the problems: keep the agent's INFO lines (plugins loaded) out of it.
+      if (System.getenv("JAKRI_LOG_LEVEL") == null) {
+        System.setProperty("JAKRI_LOG_LEVEL", "WARN");
+      }
       return new Validator(
               pluginsDir == null ? defaultPluginsDir() : pluginsDir,
               new PrintWriter(System.out, true),

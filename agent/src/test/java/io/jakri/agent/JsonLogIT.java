@@ -83,6 +83,7 @@ class JsonLogIT {
       for (String field : List.of("timestamp", "level", "logger", "thread", "message")) {
         assertThat(event.path(field).asText()).as(field + " in " + line).isNotBlank();
       }
+      assertThat(event.has("JAKRI_LOG_FORMAT")).as(line).isFalse();
       events.add(event);
     }
     assertThat(events)

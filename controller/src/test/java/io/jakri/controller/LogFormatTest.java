@@ -14,6 +14,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.jakri.controller.Main.LogFormat;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -50,6 +52,7 @@ class LogFormatTest {
       assertThat(LogFormat.JSON.apply(context)).isTrue();
 
       assertThat(root(context).getAppender("json")).isNotNull();
+      assertThat(jsonFields(context)).doesNotContain(LogFormat.VARIABLE);
       assertThat(root(context).getAppender("text")).isNull();
       // The rest of the configuration came back too.
       assertThat(context.getLogger("io.fabric8").getLevel()).isEqualTo(Level.WARN);
@@ -59,6 +62,24 @@ class LogFormatTest {
     } finally {
       context.stop();
     }
+  }
+
+  /** The fields of a line the context's json appender writes for a plain event. */
+  private static List<String> jsonFields(LoggerContext context) throws Exception {
+    @SuppressWarnings("unchecked")
+    OutputStreamAppender<ILoggingEvent> json =
+        (OutputStreamAppender<ILoggingEvent>) root(context).getAppender("json");
+    LoggingEvent event =
+        new LoggingEvent(
+            LogFormatTest.class.getName(), root(context), Level.INFO, "hello", null, null);
+    // A LoggerContext of one's own has no MDC adapter to copy the map from.
+    event.setMDCPropertyMap(Map.of());
+    List<String> fields = new ArrayList<>();
+    new ObjectMapper()
+        .readTree(json.getEncoder().encode(event))
+        .fieldNames()
+        .forEachRemaining(fields::add);
+    return fields;
   }
 
   @Test

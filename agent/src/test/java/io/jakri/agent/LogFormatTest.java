@@ -1,6 +1,7 @@
 package io.jakri.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
@@ -20,6 +21,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.slf4j.event.KeyValuePair;
+import picocli.CommandLine;
 
 /**
  * The shipped {@code logback.xml} and {@link LogFormat#apply(LoggerContext)}, on private logger
@@ -128,5 +130,17 @@ class LogFormatTest {
     } finally {
       context.stop();
     }
+  }
+
+  @Test
+  void logFormatFlagTakesTextOrJsonInAnyCaseAndRefusesOthers() {
+    Main main = new Main();
+    new CommandLine(main).parseArgs("--log-format", "JSON");
+    assertThat(main.logFormat).isEqualTo(LogFormat.JSON);
+    new CommandLine(main).parseArgs("--log-format=text");
+    assertThat(main.logFormat).isEqualTo(LogFormat.TEXT);
+    assertThatThrownBy(() -> new CommandLine(new Main()).parseArgs("--log-format", "xml"))
+        .isInstanceOf(CommandLine.ParameterException.class)
+        .hasMessageContaining("use text or json");
   }
 }

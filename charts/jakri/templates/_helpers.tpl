@@ -52,3 +52,12 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "jakri.agent.pluginsDir" -}}
 /opt/jakri/plugins
 {{- end }}
+
+{{/* The logFormat value, which must be text or json (the binaries' --log-format). */}}
+{{- define "jakri.logFormat" -}}
+{{- if has .Values.logFormat (list "text" "json") -}}
+{{ .Values.logFormat }}
+{{- else -}}
+{{- fail (printf "logFormat must be text or json, not %q" (toString .Values.logFormat)) -}}
+{{- end -}}
+{{- end -}}

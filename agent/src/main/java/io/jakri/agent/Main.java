@@ -1,10 +1,15 @@
 package io.jakri.agent;
 
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.joran.JoranConfigurator;
+import ch.qos.logback.core.joran.spi.JoranException;
+import ch.qos.logback.core.joran.util.ConfigurationWatchListUtil;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.validate.Validator;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.URISyntaxException;
+import java.net.URL;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +19,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -79,8 +85,17 @@ public final class Main implements Callable<Integer> {
               + " JAKRI_METRICS_PORT; default: off).")
   Integer metricsPort;
 
+  @Option(
+      names = "--log-format",
+      converter = LogFormat.Converter.class,
+      description =
+          "Log format: text (lines on stderr) or json (one JSON object per line on stdout)"
+              + " (env JAKRI_LOG_FORMAT; default text).")
+  LogFormat logFormat = LogFormat.TEXT;
+
   @Override
   public Integer call() throws Exception {
+    logFormat.apply();
     int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {
       if (config != null) {
@@ -193,6 +208,82 @@ public final class Main implements Callable<Integer> {
     return Path.of("plugins");
   }
 
+  /**
+   * The {@code --log-format} choices. {@code logback.xml} includes {@code logback-<format>.xml} for
+   * the format {@code JAKRI_LOG_FORMAT} names (default {@code text}); logback reads that when it
+   * initialises, which may be before the flag is parsed, so {@link #apply} configures it again when
+   * the flag chose another format.
+   */
+  public enum LogFormat {
+    /** {@code HH:mm:ss.SSS LEVEL [thread] Logger - message} lines on stderr. */
+    TEXT,
+    /**
+     * One JSON object per line on stdout: {@code timestamp}, {@code level}, {@code logger}, {@code
+     * thread}, {@code message}, MDC entries and SLF4J key-values as fields, {@code stack_trace}.
+     */
+    JSON;
+
+    /** The logback variable (system property, context property or env var) naming the appender. */
+    public static final String VARIABLE = "JAKRI_LOG_FORMAT";
+
+    /** Reads {@code text} or {@code json}, in any case, for picocli. */
+    public static final class Converter implements CommandLine.ITypeConverter<LogFormat> {
+      @Override
+      public LogFormat convert(String value) {
+        for (LogFormat format : values()) {
+          if (format.appenderName().equalsIgnoreCase(value.strip())) {
+            return format;
+          }
+        }
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a log format (use text or json)");
+      }
+    }
+
+    /** The appender's name in {@code logback.xml}. */
+    public String appenderName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * Makes logback log in this format (initialising it if nothing did yet). Call from the
+     * composition root before anything logs; not thread-safe against concurrent logging.
+     */
+    void apply() {
+      if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
+        apply(context);
+      }
+    }
+
+    /**
+     * Configures {@code context} again from the shipped {@code logback.xml}, with {@link #VARIABLE}
+     * set to this format, when that file configured it and its root logger does not write through
+     * this format's appender. Does nothing otherwise (idempotent; a custom {@code
+     * -Dlogback.configurationFile} is left alone). Returns whether it reconfigured.
+     */
+    boolean apply(LoggerContext context) {
+      ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+      URL config = ConfigurationWatchListUtil.getMainWatchURL(context);
+      URL shipped = Main.class.getClassLoader().getResource("logback.xml");
+      if (config == null
+          || !config.toString().equals(String.valueOf(shipped))
+          || root.getAppender(appenderName()) != null) {
+        return false;
+      }
+      context.reset();
+      context.putProperty(VARIABLE, appenderName());
+      JoranConfigurator configurator = new JoranConfigurator();
+      configurator.setContext(context);
+      try {
+        configurator.doConfigure(config);
+      } catch (JoranException e) {
+        // Logback keeps the failure in its status list; the agent runs on, logging or not.
+        return false;
+      }
+      return true;
+    }
+  }
+
   /** Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}. */
   static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
@@ -280,6 +371,14 @@ public final class Main implements Callable<Integer> {
     Duration offlineGrace = Duration.ofSeconds(60);
 
     @Option(
+        names = "--log-format",
+        converter = LogFormat.Converter.class,
+        description =
+            "Log format: text (stderr) or json (stdout, mixed with the report) (env"
+                + " JAKRI_LOG_FORMAT; default text).")
+    LogFormat logFormat = LogFormat.TEXT;
+
+    @Option(
         names = "--once",
         description = "Print the first report and exit instead of following updates.")
     boolean once;
@@ -293,6 +392,7 @@ public final class Main implements Callable<Integer> {
       if (System.getenv("JAKRI_EMULATOR_LOG_LEVEL") == null) {
         System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
       }
+      logFormat.apply();
       Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
       Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
       AgentOptions options =
@@ -313,7 +413,10 @@ public final class Main implements Callable<Integer> {
       name = "validate",
       mixinStandardHelpOptions = true,
       defaultValueProvider = EnvDefaults.class,
-      description = "Checks Configuration files offline; exit 0 when all are valid.")
+      description =
+          "Checks Configuration files offline: structure, names, YAML limits and, when the"
+              + " handler is installed, its discoveryDetails. Problems on stderr (exit 1),"
+              + " warnings and verdicts on stdout; warnings alone exit 0.")
   static final class ValidateCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "Configuration YAML files.")
     List<Path> files;
@@ -325,6 +428,10 @@ public final class Main implements Callable<Integer> {
 
     @Override
     public Integer call() {
+      // stderr carries the problems: keep the agent's INFO lines (plugins loaded) out of it.
+      if (System.getenv("JAKRI_LOG_LEVEL") == null) {
+        System.setProperty("JAKRI_LOG_LEVEL", "WARN");
+      }
       return new Validator(
               pluginsDir == null ? defaultPluginsDir() : pluginsDir,
               new PrintWriter(System.out, true),

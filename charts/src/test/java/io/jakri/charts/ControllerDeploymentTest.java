@@ -18,7 +18,8 @@ class ControllerDeploymentTest {
 
     assertThat(get(deployment, "spec", "replicas")).isEqualTo(1);
     assertThat(controller.get("image")).isEqualTo("jakri/controller:0.1.0");
-    assertThat(RenderedChart.strings(controller.get("args"))).containsExactly("--namespace=jakri");
+    assertThat(RenderedChart.strings(controller.get("args")))
+        .containsExactly("--namespace=jakri", "--log-format=text");
     assertThat(get(pod, "securityContext", "runAsNonRoot")).isEqualTo(true);
     assertThat(get(pod, "securityContext", "runAsUser")).isEqualTo(65532);
     assertThat(RenderedChart.map(controller.get("securityContext")))

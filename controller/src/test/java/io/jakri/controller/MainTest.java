@@ -29,8 +29,23 @@ class MainTest {
     assertThat(main.pendingGrace).isEqualTo(Duration.ofMinutes(5));
     assertThat(main.nodeGrace).isEqualTo(Duration.ofMinutes(5));
     assertThat(main.resync).isEqualTo(Duration.ofMinutes(5));
+    if (System.getenv("JAKRI_LOG_FORMAT") == null) {
+      assertThat(main.logFormat).isEqualTo(Main.LogFormat.TEXT);
+    }
     new CommandLine(main).parseArgs("--namespace", "akri", "--pending-grace", "30s");
     assertThat(main.namespace).isEqualTo("akri");
     assertThat(main.pendingGrace).isEqualTo(Duration.ofSeconds(30));
+  }
+
+  @Test
+  void logFormatTakesTextOrJsonInAnyCase() {
+    Main main = new Main();
+    new CommandLine(main).parseArgs("--log-format", "JSON");
+    assertThat(main.logFormat).isEqualTo(Main.LogFormat.JSON);
+    new CommandLine(main).parseArgs("--log-format=text");
+    assertThat(main.logFormat).isEqualTo(Main.LogFormat.TEXT);
+    assertThatThrownBy(() -> new CommandLine(new Main()).parseArgs("--log-format", "xml"))
+        .isInstanceOf(CommandLine.ParameterException.class)
+        .hasMessageContaining("use text or json");
   }
 }

@@ -38,9 +38,17 @@ public final class ConfigurationParser {
           "configurationServiceSpec",
           "brokerProperties");
 
-  /** The outcome of reading one source. */
+  /**
+   * The outcome of reading one source.
+   *
+   * @param sources where each of {@code configurations} came from, in the same order: the source,
+   *     or {@code "<source> (document <n>)"} in a source of several documents, as in messages
+   */
   public record Result(
-      List<ConfigurationSpec> configurations, List<String> errors, List<String> warnings) {
+      List<ConfigurationSpec> configurations,
+      List<String> errors,
+      List<String> warnings,
+      List<String> sources) {
     public boolean ok() {
       return errors.isEmpty();
     }
@@ -54,7 +62,7 @@ public final class ConfigurationParser {
     List<Object> documents = new ArrayList<>();
     if (text.codePointCount(0, text.length()) > SafeYaml.MAX_CODE_POINTS * 16) {
       errors.add(source + ": file is larger than " + SafeYaml.MAX_CODE_POINTS * 16 + " characters");
-      return new Result(configurations, errors, warnings);
+      return new Result(configurations, errors, warnings, List.of());
     }
     try {
       int read = 0;
@@ -62,12 +70,12 @@ public final class ConfigurationParser {
         if (++read > MAX_DOCUMENTS) {
           // Each document costs a parse and possibly an error message: cap the amplification.
           errors.add(source + ": more than " + MAX_DOCUMENTS + " YAML documents in one file");
-          return new Result(configurations, errors, warnings);
+          return new Result(configurations, errors, warnings, List.of());
         }
         if (SafeYaml.recursive(doc)) {
           // Legal YAML, but walking it (equals, hashCode, toString, dump) would never stop.
           errors.add(source + ": invalid YAML: an alias refers to its own parent");
-          return new Result(configurations, errors, warnings);
+          return new Result(configurations, errors, warnings, List.of());
         }
         if (doc != null) {
           documents.add(doc);
@@ -75,25 +83,27 @@ public final class ConfigurationParser {
       }
     } catch (YAMLException | IllegalStateException e) {
       errors.add(source + ": invalid YAML: " + firstLine(e.getMessage()));
-      return new Result(configurations, errors, warnings);
+      return new Result(configurations, errors, warnings, List.of());
     } catch (RuntimeException e) {
       // SnakeYAML lets a few exceptions of explicitly tagged scalars through unwrapped
       // (NumberFormatException for "!!float y", IllegalArgumentException for bad "!!binary").
       errors.add(source + ": invalid YAML: a tagged value cannot be read: " + e);
-      return new Result(configurations, errors, warnings);
+      return new Result(configurations, errors, warnings, List.of());
     } catch (StackOverflowError e) {
       errors.add(source + ": invalid YAML: nested too deeply");
-      return new Result(configurations, errors, warnings);
+      return new Result(configurations, errors, warnings, List.of());
     }
+    List<String> sources = new ArrayList<>();
     for (int i = 0; i < documents.size(); i++) {
       String where = documents.size() == 1 ? source : source + " (document " + (i + 1) + ")";
       try {
         configurations.add(configuration(where, documents.get(i), warnings));
+        sources.add(where);
       } catch (Invalid e) {
         errors.add(where + ": " + e.getMessage());
       }
     }
-    return new Result(configurations, errors, warnings);
+    return new Result(configurations, errors, warnings, sources);
   }
 
   /**
@@ -105,13 +115,14 @@ public final class ConfigurationParser {
     List<String> warnings = new ArrayList<>();
     if (SafeYaml.recursive(document)) {
       errors.add(source + ": the document refers to itself");
-      return new Result(List.of(), errors, warnings);
+      return new Result(List.of(), errors, warnings, List.of());
     }
     try {
-      return new Result(List.of(configuration(source, document, warnings)), errors, warnings);
+      return new Result(
+          List.of(configuration(source, document, warnings)), errors, warnings, List.of(source));
     } catch (Invalid e) {
       errors.add(source + ": " + e.getMessage());
-      return new Result(List.of(), errors, warnings);
+      return new Result(List.of(), errors, warnings, List.of());
     }
   }
 

@@ -1,0 +1,234 @@
+package io.jakri.agent.validate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.jakri.agent.TestAgent;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One test per kind of {@code validate} message, with the bundled handler plugins of {@code
+ * target/plugins} (hence an IT: they are copied there in {@code package}).
+ */
+class ValidatorIT {
+
+  static final Path PLUGINS = Path.of("target", "plugins").toAbsolutePath();
+
+  @TempDir Path tmp;
+
+  record Outcome(int code, List<String> out, List<String> err) {}
+
+  private Outcome validateWith(Path pluginsDir, Path... files) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code =
+        new Validator(pluginsDir, new PrintWriter(out, true), new PrintWriter(err, true))
+            .validate(List.of(files));
+    return new Outcome(code, out.toString().lines().toList(), err.toString().lines().toList());
+  }
+
+  private Outcome validate(Path... files) {
+    return validateWith(PLUGINS, files);
+  }
+
+  private Path file(String name, String... documents) throws IOException {
+    Path file = tmp.resolve(name);
+    Files.writeString(file, String.join("---\n", documents));
+    return file;
+  }
+
+  private static String simulated(String name, String details) {
+    return TestAgent.configuration(name, "simulated", 1, details);
+  }
+
+  @Test
+  void aValidConfigurationGetsItsVerdictAndExitZero() throws IOException {
+    Path file = file("sim.yaml", simulated("sim", "count: 2"));
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.err()).isEmpty();
+    assertThat(outcome.out()).containsExactly(file + ": configuration sim is valid");
+    assertThat(outcome.code()).isZero();
+  }
+
+  @Test
+  void aHandlerThatIsNotInstalledIsAWarningNamingTheInstalledOnesAndKeepsExitZero()
+      throws IOException {
+    Path file = file("udev.yaml", TestAgent.configuration("cams", "udev", 1, "udevRules: []"));
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.err()).isEmpty();
+    assertThat(outcome.out())
+        .containsExactly(
+            "warning: "
+                + file
+                + ": spec.discoveryHandler.name: handler \"udev\" is not installed (installed in "
+                + PLUGINS
+                + ": debugEcho, simulated, static, zeroconf); discoveryDetails not checked",
+            file + ": configuration cams is valid (discoveryDetails not checked)");
+    assertThat(outcome.code()).isZero();
+  }
+
+  @Test
+  void aMissingPluginsDirectoryIsNamedInTheWarning() throws IOException {
+    Path file = file("sim.yaml", simulated("sim", "count: 2"));
+    Path nowhere = tmp.resolve("no-plugins");
+
+    Outcome outcome = validateWith(nowhere, file);
+
+    assertThat(outcome.out())
+        .first()
+        .isEqualTo(
+            "warning: "
+                + file
+                + ": spec.discoveryHandler.name: handler \"simulated\" is not installed (no"
+                + " plugins directory "
+                + nowhere
+                + "; see --plugins-dir); discoveryDetails not checked");
+    assertThat(outcome.code()).isZero();
+  }
+
+  @Test
+  void aHandlersProblemPointsAtFileDocumentAndField() throws IOException {
+    Path file =
+        file(
+            "two.yaml",
+            simulated("good", "count: 1"),
+            simulated("bad", "count: 1\nresourceName: Example.com/Not A Name"));
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.out()).containsExactly(file + " (document 1): configuration good is valid");
+    assertThat(outcome.err()).hasSize(1);
+    assertThat(outcome.err().get(0))
+        .startsWith(
+            file
+                + " (document 2): spec.discoveryHandler.discoveryDetails: resourceName"
+                + " \"Example.com/Not A Name\" ");
+    assertThat(outcome.code()).isEqualTo(1);
+  }
+
+  @Test
+  void aHandlersWarningPointsAtTheFieldAndKeepsExitZero() throws IOException {
+    Path file = file("sim.yaml", simulated("sim", "count: 1\ncolour: blue"));
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.out())
+        .contains(
+            "warning: "
+                + file
+                + ": spec.discoveryHandler.discoveryDetails: colour is not a known field;"
+                + " ignored");
+    assertThat(outcome.err()).isEmpty();
+    assertThat(outcome.code()).isZero();
+  }
+
+  @Test
+  void aStructuralProblemNamesTheField() throws IOException {
+    Path file = file("zero.yaml", TestAgent.configuration("zero", "simulated", 0, "count: 1"));
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.err()).containsExactly(file + ": spec.capacity must be at least 1 but is 0");
+    assertThat(outcome.code()).isEqualTo(1);
+  }
+
+  @Test
+  void aNameThatWouldMakeAnInvalidResourceNameIsRefused() throws IOException {
+    String name = "a".repeat(57);
+    Path file = file("long.yaml", simulated(name, "count: 1"));
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.err())
+        .containsExactly(
+            file
+                + ": metadata.name \""
+                + name
+                + "\" is longer than 56 characters: akri.sh/<name>-<hash> would not be a valid"
+                + " resource name");
+    assertThat(outcome.code()).isEqualTo(1);
+  }
+
+  @Test
+  void yamlBeyondTheSafetyLimitsIsRefusedWithOneMessage() throws IOException {
+    StringBuilder laughs = new StringBuilder("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (char c = 'b'; c <= 'm'; c++) {
+      char p = (char) (c - 1);
+      laughs
+          .append(c)
+          .append(": &")
+          .append(c)
+          .append(" [*")
+          .append(p)
+          .append(", *")
+          .append(p)
+          .append(", *")
+          .append(p)
+          .append("]\n");
+    }
+    Path file = file("laughs.yaml", laughs.toString());
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.err()).hasSize(1);
+    assertThat(outcome.err().get(0)).startsWith(file + ": invalid YAML: ");
+    assertThat(outcome.code()).isEqualTo(1);
+  }
+
+  @Test
+  void anUnreadableFileIsAProblem() {
+    Path missing = tmp.resolve("missing.yaml");
+
+    Outcome outcome = validate(missing);
+
+    assertThat(outcome.err()).hasSize(1);
+    assertThat(outcome.err().get(0)).startsWith(missing + ": cannot be read: ");
+    assertThat(outcome.code()).isEqualTo(1);
+  }
+
+  @Test
+  void aNameUsedTwiceIsAWarning() throws IOException {
+    Path first = file("a.yaml", simulated("sim", "count: 1"));
+    Path second = file("b.yaml", simulated("sim", "count: 2"));
+
+    Outcome outcome = validate(first, second);
+
+    assertThat(outcome.out())
+        .contains(
+            "warning: "
+                + second
+                + ": metadata.name: \"sim\" is also the name of the Configuration in "
+                + first
+                + "; applied to one namespace, the later replaces the earlier");
+    assertThat(outcome.code()).isZero();
+  }
+
+  @Test
+  void akrisOwnConfigurationsValidateAndOnlyTheirMissingHandlersWarn() throws Exception {
+    Path akri =
+        Path.of(ValidatorIT.class.getResource("/validate/akri-configurations.yaml").toURI());
+
+    Outcome outcome = validate(akri);
+
+    assertThat(outcome.err()).isEmpty();
+    assertThat(outcome.out())
+        .contains(akri + " (document 1): configuration akri-debug-echo is valid")
+        .filteredOn(l -> l.startsWith("warning: "))
+        .extracting(l -> l.replaceFirst(" is not installed .*", ""))
+        .containsExactly(
+            "warning: " + akri + " (document 2): spec.discoveryHandler.name: handler \"udev\"",
+            "warning: " + akri + " (document 3): spec.discoveryHandler.name: handler \"onvif\"",
+            "warning: " + akri + " (document 4): spec.discoveryHandler.name: handler \"opcua\"");
+    assertThat(outcome.code()).isZero();
+  }
+}

@@ -95,7 +95,7 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    logFormat.apply();
+    logFormat.apply(common.nodeName());
     int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {
       if (config != null) {
@@ -226,6 +226,9 @@ public final class Main implements Callable<Integer> {
     /** The logback variable (system property, context property or env var) naming the appender. */
     public static final String VARIABLE = "JAKRI_LOG_FORMAT";
 
+    /** The logback context property the JSON lines' {@code node} field comes from. */
+    public static final String NODE_PROPERTY = "JAKRI_NODE";
+
     /** Reads {@code text} or {@code json}, in any case, for picocli. */
     public static final class Converter implements CommandLine.ITypeConverter<LogFormat> {
       @Override
@@ -255,6 +258,13 @@ public final class Main implements Callable<Integer> {
       }
     }
 
+    /** {@link #apply()}, with every JSON line naming {@code node} in its {@code node} field. */
+    void apply(String node) {
+      if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
+        apply(context, node);
+      }
+    }
+
     /**
      * Configures {@code context} again from the shipped {@code logback.xml}, with {@link #VARIABLE}
      * set to this format, when that file configured it and its root logger does not write through
@@ -262,16 +272,26 @@ public final class Main implements Callable<Integer> {
      * -Dlogback.configurationFile} is left alone). Returns whether it reconfigured.
      */
     boolean apply(LoggerContext context) {
+      return apply(context, "");
+    }
+
+    /**
+     * {@link #apply(LoggerContext)}, also configuring again when a JSON log does not yet name
+     * {@code node} (empty: no node field value).
+     */
+    boolean apply(LoggerContext context, String node) {
       ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
       URL config = ConfigurationWatchListUtil.getMainWatchURL(context);
       URL shipped = Main.class.getClassLoader().getResource("logback.xml");
+      boolean nodeKnown = this == TEXT || node.equals(context.getProperty(NODE_PROPERTY));
       if (config == null
           || !config.toString().equals(String.valueOf(shipped))
-          || root.getAppender(appenderName()) != null) {
+          || (root.getAppender(appenderName()) != null && nodeKnown)) {
         return false;
       }
       context.reset();
       context.putProperty(VARIABLE, appenderName());
+      context.putProperty(NODE_PROPERTY, node);
       JoranConfigurator configurator = new JoranConfigurator();
       configurator.setContext(context);
       try {
@@ -392,7 +412,7 @@ public final class Main implements Callable<Integer> {
       if (System.getenv("JAKRI_EMULATOR_LOG_LEVEL") == null) {
         System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
       }
-      logFormat.apply();
+      logFormat.apply(nodeName);
       Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
       Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
       AgentOptions options =

@@ -84,6 +84,7 @@ class JsonLogIT {
         assertThat(event.path(field).asText()).as(field + " in " + line).isNotBlank();
       }
       assertThat(event.has("JAKRI_LOG_FORMAT")).as(line).isFalse();
+      assertThat(event.path("node").asText()).as("node in " + line).isEqualTo("node-a");
       events.add(event);
     }
     assertThat(events)

@@ -112,7 +112,7 @@ class LogFormatTest {
               null,
               new Object[] {"sim-8120fe"});
       event.setThreadName("jakri-discovery");
-      event.setMDCPropertyMap(Map.of("node", "node-a"));
+      event.setMDCPropertyMap(Map.of("request", "r-1"));
       event.addKeyValuePair(new KeyValuePair("configuration", "sim"));
 
       String line = new String(json.getEncoder().encode(event), StandardCharsets.UTF_8);
@@ -125,7 +125,7 @@ class LogFormatTest {
       assertThat(node.path("logger").asText()).isEqualTo("io.jakri.agent.Example");
       assertThat(node.path("thread").asText()).isEqualTo("jakri-discovery");
       assertThat(node.path("message").asText()).isEqualTo("Instance sim-8120fe went offline");
-      assertThat(node.path("node").asText()).isEqualTo("node-a");
+      assertThat(node.path("request").asText()).isEqualTo("r-1");
       assertThat(node.path("configuration").asText()).isEqualTo("sim");
     } finally {
       context.stop();

@@ -8,4 +8,4 @@ if [ "${1:-}" = "--build" ] || [ ! -f agent/target/jakri-agent.jar ] || [ ! -f b
   [ "${1:-}" = "--build" ] && shift
   mvn -B -q package -DskipTests
 fi
-exec java -cp bench/target/jakri-bench.jar:agent/target/jakri-agent.jar io.jakri.bench.Bench "$@"
+exec java -cp "bench/target/jakri-bench.jar:agent/target/jakri-agent.jar:bench/target/lib/*" io.jakri.bench.Bench "$@"

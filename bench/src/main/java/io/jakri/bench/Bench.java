@@ -171,7 +171,8 @@ public final class Bench {
           Path.of(Bench.class.getProtectionDomain().getCodeSource().getLocation().getPath());
       boolean keep = false;
       boolean runsGiven = false;
-      Set<String> scenarios = Set.of("idle", "scale", "floor");
+      Set<String> scenarios =
+          Set.of("idle", "scale", "floor", "cluster", "writes", "zeroconf", "fds");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       for (int i = 0; i < args.length; i++) {
@@ -266,6 +267,13 @@ public final class Bench {
     }
     for (int run = 0; run < options.runs && options.scenarios.contains("idle"); run++) {
       idleRun(run);
+    }
+    ClusterBench cluster = new ClusterBench(options, work, agentJvm, this::add);
+    for (int run = 0; run < options.runs && options.scenarios.contains("cluster"); run++) {
+      cluster.allocateRun(run);
+    }
+    if (options.scenarios.contains("writes")) {
+      cluster.writesRun(10, 100);
     }
     for (int n : options.sizes) {
       for (int run = 0; run < options.runs; run++) {
@@ -469,6 +477,7 @@ public final class Bench {
     String p = "allocate_standalone_";
     floor(p + "p50_us", "noop_rpc_p50_us", "us", "-");
     floor(p + "p99_us", "noop_rpc_p99_us", "us", "p99 <= 2x floor", 2.0);
+    summariseCluster();
     fig("config_file_to_advertised_p50_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("config_file_to_advertised_p99_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("discovery_to_advertised_p50_ms", "ms", "-", Optional.empty());
@@ -552,6 +561,44 @@ public final class Bench {
     }
   }
 
+  private void summariseCluster() {
+    if (samples.containsKey("allocate_cluster_p50_ms")) {
+      floor("allocate_cluster_p50_ms", "get_put_floor_p50_ms", "ms", "-");
+      floor("allocate_cluster_p99_ms", "get_put_floor_p99_ms", "ms", "p99 <= 1.5x floor", 1.5);
+      String d = "(diagnostic: mock server trace)";
+      fig("allocate_cluster_before_put_p50_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_put_in_server_p50_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_after_put_p50_ms", "ms", d, Optional.empty());
+      fig("get_put_floor_in_server_p50_ms", "ms", d, Optional.empty());
+      fig("get_put_floor_outside_server_p50_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_agent_cpu_per_allocate_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_conflict_reads", "requests", "(0 expected)", Optional.empty());
+    }
+    if (samples.containsKey("api_writes_per_device")) {
+      fig("api_writes_per_device", "writes", "O(1) per node", Optional.empty());
+      double perNode = med("api_writes_per_device_per_node");
+      fig("api_writes_per_device_per_node", "writes", "O(1)", Optional.of(perNode <= 2));
+      fig("api_requests_per_device", "requests", "-", Optional.empty());
+      fig(
+          "api_instance_writes_per_device_per_node",
+          "writes",
+          "~1 (create or join)",
+          Optional.empty());
+      fig("api_configuration_status_writes_per_device", "writes", "-", Optional.empty());
+      double perAllocate = med("api_requests_per_allocate");
+      fig("api_requests_per_allocate", "requests", "O(1)", Optional.of(perAllocate <= 2));
+      fig("api_writes_per_allocate", "writes", "-", Optional.empty());
+      fig("api_requests_idle_10s", "requests", "(node sweep: 1/agent/min)", Optional.empty());
+      double idle = med("api_requests_idle_10s_besides_node_sweep");
+      fig(
+          "api_requests_idle_10s_besides_node_sweep",
+          "requests",
+          "0 (no hot loop)",
+          Optional.of(idle == 0));
+      fig("cluster_writes_discovery_s", "s", "(diagnostic)", Optional.empty());
+    }
+  }
+
   private void floor(String name, String floorName, String unit, String target) {
     figures.add(Figure.withFloor(name, med(name), med(floorName), unit, target, Optional.empty()));
   }
@@ -599,7 +646,7 @@ public final class Bench {
 
   // ---------------------------------------------------------------- helpers
 
-  private void add(String name, double value) {
+  void add(String name, double value) {
     samples.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
     System.out.printf("  %s = %s%n", name, fmt(value));
   }

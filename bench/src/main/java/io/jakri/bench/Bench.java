@@ -51,6 +51,7 @@ public final class Bench {
   private final List<Figure> figures = new ArrayList<>();
   private List<String> agentJvm;
   private List<String> floorJvm;
+  private Optional<String> zeroconfMissing = Optional.empty();
 
   private Bench(Options options, Path work) {
     this.options = options;
@@ -274,6 +275,11 @@ public final class Bench {
     }
     if (options.scenarios.contains("writes")) {
       cluster.writesRun(10, 100);
+    }
+    if (options.scenarios.contains("zeroconf")) {
+      zeroconfMissing =
+          new ZeroconfBench(options, work, agentJvm, this::add).run(options.quick ? 3 : 7);
+      zeroconfMissing.ifPresent(why -> System.out.println("zeroconf not measured: " + why));
     }
     for (int n : options.sizes) {
       for (int run = 0; run < options.runs; run++) {
@@ -574,6 +580,27 @@ public final class Bench {
       fig("allocate_cluster_agent_cpu_per_allocate_ms", "ms", d, Optional.empty());
       fig("allocate_cluster_conflict_reads", "requests", "(0 expected)", Optional.empty());
     }
+    if (samples.containsKey("zeroconf_publish_to_advertised_ms")) {
+      double v = med("zeroconf_publish_to_advertised_ms");
+      double f = med("jmdns_publish_to_resolved_ms");
+      figures.add(
+          Figure.withFloor(
+              "zeroconf_publish_to_advertised_ms",
+              v,
+              f,
+              "ms",
+              "<= floor + 100 ms",
+              Optional.of(v <= f + 100)));
+    }
+    zeroconfMissing.ifPresent(
+        why ->
+            figures.add(
+                Figure.of(
+                    "zeroconf_publish_to_advertised_ms",
+                    Double.NaN,
+                    "ms",
+                    "not measured: " + why,
+                    Optional.empty())));
     if (samples.containsKey("api_writes_per_device")) {
       fig("api_writes_per_device", "writes", "O(1) per node", Optional.empty());
       double perNode = med("api_writes_per_device_per_node");

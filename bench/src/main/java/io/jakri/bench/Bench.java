@@ -597,13 +597,24 @@ public final class Bench {
     if (samples.containsKey("allocate_cluster_p50_ms")) {
       floor("allocate_cluster_p50_ms", "get_put_floor_p50_ms", "ms", "-");
       floor("allocate_cluster_p99_ms", "get_put_floor_p99_ms", "ms", "p99 <= 1.5x floor", 1.5);
-      String d = "(diagnostic: mock server trace)";
+      String d = "(diagnostic)";
       fig("allocate_cluster_before_put_p50_ms", "ms", d, Optional.empty());
       fig("allocate_cluster_put_in_server_p50_ms", "ms", d, Optional.empty());
       fig("allocate_cluster_after_put_p50_ms", "ms", d, Optional.empty());
       fig("get_put_floor_in_server_p50_ms", "ms", d, Optional.empty());
       fig("get_put_floor_outside_server_p50_ms", "ms", d, Optional.empty());
       fig("allocate_cluster_agent_cpu_per_allocate_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_agent_kernel_cpu_per_allocate_ms", "ms", d, Optional.empty());
+      fig(
+          "allocate_cluster_alone_p50_ms",
+          "ms",
+          "(diagnostic: no floor between)",
+          Optional.empty());
+      fig(
+          "allocate_cluster_alone_agent_cpu_per_allocate_ms",
+          "ms",
+          "(diagnostic: no floor between)",
+          Optional.empty());
       fig("allocate_cluster_conflict_reads", "requests", "(0 expected)", Optional.empty());
     }
     if (samples.containsKey("zeroconf_publish_to_advertised_ms")) {

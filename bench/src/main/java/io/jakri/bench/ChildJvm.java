@@ -83,6 +83,13 @@ final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /** Kernel-mode CPU time (stime) the process has used so far, in ms. */
+  long systemCpuMs() throws IOException {
+    String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
+    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(fields[12]) * 10;
+  }
+
   /** Number of threads (JVM-internal ones included). */
   long threads() throws IOException {
     return statusField("Threads:");

@@ -37,8 +37,8 @@ import java.util.stream.Stream;
  * figure (and per floor and ratio). Figures are medians over the runs.
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
- * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only idle,scale,floor]
- * [--bench-jar PATH] [--keep]}.
+ * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
+ * idle,cluster,writes,zeroconf,scale,floor] [--bench-jar PATH] [--keep]}.
  */
 public final class Bench {
 

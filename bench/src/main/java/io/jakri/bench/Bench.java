@@ -37,8 +37,8 @@ import java.util.stream.Stream;
  * figure (and per floor and ratio). Figures are medians over the runs.
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
- * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only idle,scale,floor]
- * [--bench-jar PATH] [--keep]}.
+ * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
+ * idle,cluster,writes,zeroconf,scale,floor] [--bench-jar PATH] [--keep]}.
  */
 public final class Bench {
 
@@ -51,6 +51,7 @@ public final class Bench {
   private final List<Figure> figures = new ArrayList<>();
   private List<String> agentJvm;
   private List<String> floorJvm;
+  private final Map<String, String> notMeasured = new LinkedHashMap<>();
 
   private Bench(Options options, Path work) {
     this.options = options;
@@ -131,17 +132,18 @@ public final class Bench {
       Map<String, String> agentEnv) {
 
     /**
-     * N Instances need 2N + a few hundred file descriptors in the agent (each server's listening
-     * socket and the kubelet's connection to it); a larger N than this process's open-files limit
-     * allows is lowered, and said so.
+     * N Instances need 2N + about 40 file descriptors in the agent (each server's listening socket
+     * and its end of the kubelet's connection; measured: {@code agent_fds_per_instance_at_N}); a
+     * larger N than this process's open-files limit allows (with 150 to spare) is lowered to a
+     * multiple of 100, and said so.
      */
     static int fitDescriptors(int n) {
       long limit = openFilesLimit();
-      int max = (int) Math.max(100, (limit - 500) / 2 / 500 * 500);
+      int max = (int) Math.max(100, (limit - 150) / 2 / 100 * 100);
       if (n > max) {
         System.out.printf(
             "NOTE: %d Instances need about %d open files but the limit is %d; measuring %d%n",
-            n, 2L * n + 500, limit, max);
+            n, 2L * n + 150, limit, max);
         return max;
       }
       return n;
@@ -171,7 +173,7 @@ public final class Bench {
           Path.of(Bench.class.getProtectionDomain().getCodeSource().getLocation().getPath());
       boolean keep = false;
       boolean runsGiven = false;
-      Set<String> scenarios = Set.of("idle", "scale", "floor");
+      Set<String> scenarios = Set.of("idle", "scale", "floor", "cluster", "writes", "zeroconf");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       for (int i = 0; i < args.length; i++) {
@@ -267,6 +269,29 @@ public final class Bench {
     for (int run = 0; run < options.runs && options.scenarios.contains("idle"); run++) {
       idleRun(run);
     }
+    // A failure of one of these rows (their set-up has more moving parts: a mock API server, ten
+    // agents, an avahi-daemon) is printed as "not measured" instead of costing every other row.
+    ClusterBench cluster = new ClusterBench(options, work, agentJvm, this::add);
+    if (options.scenarios.contains("cluster")) {
+      attempt(
+          "allocate_cluster_p50_ms",
+          () -> {
+            for (int run = 0; run < options.runs; run++) {
+              cluster.allocateRun(run);
+            }
+          });
+    }
+    if (options.scenarios.contains("writes")) {
+      attempt("api_writes_per_device", () -> cluster.writesRun(10, 100));
+    }
+    if (options.scenarios.contains("zeroconf")) {
+      attempt(
+          "zeroconf_publish_to_advertised_ms",
+          () ->
+              new ZeroconfBench(options, work, agentJvm, this::add)
+                  .run(options.quick ? 3 : 7)
+                  .ifPresent(why -> notMeasured.put("zeroconf_publish_to_advertised_ms", why)));
+    }
     for (int n : options.sizes) {
       for (int run = 0; run < options.runs; run++) {
         if (options.scenarios.contains("scale")) {
@@ -297,6 +322,7 @@ public final class Bench {
         settle();
         add("agent_rss_idle_3_instances_mb", agent.rssKb() / 1024.0);
         add("agent_threads_idle", agent.threads());
+        add("agent_fds_idle", agent.openFiles());
         add("agent_heap_idle_mb", agent.heapAfterGcBytes() / (1024.0 * 1024));
         add("agent_rss_idle_3_instances_after_gc_mb", agent.rssKb() / 1024.0);
         allocateLatency(h);
@@ -322,6 +348,8 @@ public final class Bench {
         settle();
         add("agent_rss_" + n + "_instances_mb", agent.rssKb() / 1024.0);
         add("agent_threads_" + n + "_instances", agent.threads());
+        add("agent_fds_" + n + "_instances", agent.openFiles());
+        add("kubelet_side_fds_" + n + "_instances", selfOpenFiles());
         add("agent_heap_" + n + "_instances_mb", agent.heapAfterGcBytes() / (1024.0 * 1024));
         if (restart) {
           long cpu = agent.cpuMs();
@@ -346,6 +374,7 @@ public final class Bench {
         settle();
         add("floor_rss_" + n + "_mb", floor.rssKb() / 1024.0);
         add("floor_threads_" + n, floor.threads());
+        add("floor_fds_" + n, floor.openFiles());
         if (restart) {
           long cpu = floor.cpuMs();
           add("floor_kubelet_restart_recovery_" + n + "_ms", restartRecovery(h, n, 1));
@@ -469,6 +498,7 @@ public final class Bench {
     String p = "allocate_standalone_";
     floor(p + "p50_us", "noop_rpc_p50_us", "us", "-");
     floor(p + "p99_us", "noop_rpc_p99_us", "us", "p99 <= 2x floor", 2.0);
+    summariseCluster();
     fig("config_file_to_advertised_p50_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("config_file_to_advertised_p99_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("discovery_to_advertised_p50_ms", "ms", "-", Optional.empty());
@@ -540,6 +570,28 @@ public final class Bench {
               "KB",
               "<= 20 KB",
               Optional.of(perInstanceKb <= 20)));
+      double fds = med("agent_fds_" + n + "_instances");
+      double perInstance = (fds - med("agent_fds_idle")) / (n - 3);
+      figures.add(
+          Figure.withFloor(
+              "agent_fds_" + n + "_instances",
+              fds,
+              med("floor_fds_" + n),
+              "fds",
+              "(floor = bare servers)",
+              Optional.empty()));
+      figures.add(
+          Figure.of(
+              "agent_fds_per_instance_at_" + n,
+              perInstance,
+              "fds",
+              "(listening socket + kubelet's connection)",
+              Optional.empty()));
+      fig(
+          "kubelet_side_fds_" + n + "_instances",
+          "fds",
+          "(bench JVM, not the agent)",
+          Optional.empty());
       figures.add(
           Figure.withFloor(
               "agent_threads_" + n + "_instances",
@@ -549,6 +601,86 @@ public final class Bench {
               "independent of N",
               Optional.of(
                   med("agent_threads_" + n + "_instances") <= med("agent_threads_idle") + 4)));
+    }
+  }
+
+  /** One action of a scenario that may fail. */
+  @FunctionalInterface
+  private interface Scenario {
+    void run() throws Exception;
+  }
+
+  private void attempt(String figure, Scenario scenario) {
+    try {
+      scenario.run();
+    } catch (Exception e) {
+      e.printStackTrace(System.out);
+      notMeasured.put(figure, "failed: " + e.getMessage());
+    }
+  }
+
+  private void summariseCluster() {
+    notMeasured.forEach(
+        (name, why) ->
+            figures.add(
+                Figure.of(name, Double.NaN, "-", "not measured: " + why, Optional.empty())));
+    if (samples.containsKey("allocate_cluster_p50_ms")) {
+      floor("allocate_cluster_p50_ms", "get_put_floor_p50_ms", "ms", "-");
+      floor("allocate_cluster_p99_ms", "get_put_floor_p99_ms", "ms", "p99 <= 1.5x floor", 1.5);
+      String d = "(diagnostic)";
+      fig("allocate_cluster_before_put_p50_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_put_in_server_p50_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_after_put_p50_ms", "ms", d, Optional.empty());
+      fig("get_put_floor_in_server_p50_ms", "ms", d, Optional.empty());
+      fig("get_put_floor_outside_server_p50_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_agent_cpu_per_allocate_ms", "ms", d, Optional.empty());
+      fig("allocate_cluster_agent_kernel_cpu_per_allocate_ms", "ms", d, Optional.empty());
+      fig(
+          "allocate_cluster_alone_p50_ms",
+          "ms",
+          "(diagnostic: no floor between)",
+          Optional.empty());
+      fig(
+          "allocate_cluster_alone_agent_cpu_per_allocate_ms",
+          "ms",
+          "(diagnostic: no floor between)",
+          Optional.empty());
+      fig("allocate_cluster_conflict_reads", "requests", "(0 expected)", Optional.empty());
+    }
+    if (samples.containsKey("zeroconf_publish_to_advertised_ms")) {
+      double v = med("zeroconf_publish_to_advertised_ms");
+      double f = med("jmdns_publish_to_resolved_ms");
+      figures.add(
+          Figure.withFloor(
+              "zeroconf_publish_to_advertised_ms",
+              v,
+              f,
+              "ms",
+              "<= floor + 100 ms",
+              Optional.of(v <= f + 100)));
+    }
+    if (samples.containsKey("api_writes_per_device")) {
+      fig("api_writes_per_device", "writes", "O(1) per node", Optional.empty());
+      double perNode = med("api_writes_per_device_per_node");
+      fig("api_writes_per_device_per_node", "writes", "O(1)", Optional.of(perNode <= 2));
+      fig("api_requests_per_device", "requests", "-", Optional.empty());
+      fig(
+          "api_instance_writes_per_device_per_node",
+          "writes",
+          "~1 (create or join)",
+          Optional.empty());
+      fig("api_configuration_status_writes_per_device", "writes", "-", Optional.empty());
+      double perAllocate = med("api_requests_per_allocate");
+      fig("api_requests_per_allocate", "requests", "O(1)", Optional.of(perAllocate <= 2));
+      fig("api_writes_per_allocate", "writes", "-", Optional.empty());
+      fig("api_requests_idle_10s", "requests", "(node sweep: 1/agent/min)", Optional.empty());
+      double idle = med("api_requests_idle_10s_besides_node_sweep");
+      fig(
+          "api_requests_idle_10s_besides_node_sweep",
+          "requests",
+          "0 (no hot loop)",
+          Optional.of(idle == 0));
+      fig("cluster_writes_discovery_s", "s", "(diagnostic)", Optional.empty());
     }
   }
 
@@ -599,9 +731,16 @@ public final class Bench {
 
   // ---------------------------------------------------------------- helpers
 
-  private void add(String name, double value) {
+  void add(String name, double value) {
     samples.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
     System.out.printf("  %s = %s%n", name, fmt(value));
+  }
+
+  /** Open file descriptors of this JVM (the kubelet emulator's side of every connection). */
+  private static double selfOpenFiles() throws IOException {
+    try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+      return fds.count();
+    }
   }
 
   /** Lets the child finish start-up work (JIT, logging) before memory is read. */

@@ -75,6 +75,21 @@ final class ChildJvm implements AutoCloseable {
     return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;
   }
 
+  /** Open file descriptors (sockets, epoll, jars, logs) of the process, from /proc/pid/fd. */
+  long openFiles() throws IOException {
+    try (java.util.stream.Stream<Path> fds =
+        Files.list(Path.of("/proc", Long.toString(pid()), "fd"))) {
+      return fds.count();
+    }
+  }
+
+  /** Kernel-mode CPU time (stime) the process has used so far, in ms. */
+  long systemCpuMs() throws IOException {
+    String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
+    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(fields[12]) * 10;
+  }
+
   /** Number of threads (JVM-internal ones included). */
   long threads() throws IOException {
     return statusField("Threads:");

@@ -38,7 +38,7 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,zeroconf,scale,floor] [--bench-jar PATH] [--keep]}.
+ * idle,cluster,writes,zeroconf,controller,scale,floor] [--bench-jar PATH] [--keep]}.
  */
 public final class Bench {
 
@@ -173,7 +173,8 @@ public final class Bench {
           Path.of(Bench.class.getProtectionDomain().getCodeSource().getLocation().getPath());
       boolean keep = false;
       boolean runsGiven = false;
-      Set<String> scenarios = Set.of("idle", "scale", "floor", "cluster", "writes", "zeroconf");
+      Set<String> scenarios =
+          Set.of("idle", "scale", "floor", "cluster", "writes", "zeroconf", "controller");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       for (int i = 0; i < args.length; i++) {
@@ -291,6 +292,22 @@ public final class Bench {
               new ZeroconfBench(options, work, agentJvm, this::add)
                   .run(options.quick ? 3 : 7)
                   .ifPresent(why -> notMeasured.put("zeroconf_publish_to_advertised_ms", why)));
+    }
+    if (options.scenarios.contains("controller")) {
+      ControllerBench controller = new ControllerBench(options, work, this::add);
+      int n = options.quick ? 500 : 1000;
+      attempt(
+          "controller_defaults_rss_idle_mb",
+          () -> {
+            if (!Files.isRegularFile(controller.controllerJar())) {
+              throw new IllegalStateException(controller.controllerJar() + " is not built");
+            }
+            for (int run = 0; run < options.runs; run++) {
+              controller.run("defaults", List.of(), n, run);
+              controller.run("recommended", CONTROLLER_RECOMMENDED, n, run);
+            }
+          });
+      controllerInstances = n;
     }
     for (int n : options.sizes) {
       for (int run = 0; run < options.runs; run++) {
@@ -499,6 +516,7 @@ public final class Bench {
     floor(p + "p50_us", "noop_rpc_p50_us", "us", "-");
     floor(p + "p99_us", "noop_rpc_p99_us", "us", "p99 <= 2x floor", 2.0);
     summariseCluster();
+    summariseController();
     fig("config_file_to_advertised_p50_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("config_file_to_advertised_p99_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("discovery_to_advertised_p50_ms", "ms", "-", Optional.empty());
@@ -616,6 +634,29 @@ public final class Bench {
     } catch (Exception e) {
       e.printStackTrace(System.out);
       notMeasured.put(figure, "failed: " + e.getMessage());
+    }
+  }
+
+  /** The agent's recommended flags minus the 256 KB stacks (measured for the agent only). */
+  static final List<String> CONTROLLER_RECOMMENDED =
+      AgentJvm.RECOMMENDED.stream().filter(f -> !f.startsWith("-Xss")).toList();
+
+  private int controllerInstances;
+
+  private void summariseController() {
+    if (!samples.containsKey("controller_defaults_rss_idle_mb")) {
+      return;
+    }
+    int n = controllerInstances;
+    for (String label : List.of("defaults", "recommended")) {
+      String c = "controller_" + label + "_";
+      fig(c + "rss_idle_mb", "MB", "(sizes the chart's requests)", Optional.empty());
+      fig(c + "rss_" + n + "_instances_mb", "MB", "(sizes the chart's limits)", Optional.empty());
+      fig(c + "heap_" + n + "_instances_mb", "MB", "-", Optional.empty());
+      fig(c + "threads_idle", "threads", "-", Optional.empty());
+      fig(c + "threads_" + n + "_instances", "threads", "-", Optional.empty());
+      fig(c + "burst_" + n + "_s", "s", "(Pod + Service per Instance)", Optional.empty());
+      fig(c + "burst_" + n + "_cpu_s", "s", "(CPU time)", Optional.empty());
     }
   }
 
@@ -744,7 +785,8 @@ public final class Bench {
   }
 
   /** Lets the child finish start-up work (JIT, logging) before memory is read. */
-  private static void settle() throws InterruptedException {
+  /** Lets a child's memory settle after a burst (RSS is read after this). */
+  static void settle() throws InterruptedException {
     Thread.sleep(2000);
   }
 

@@ -1,0 +1,203 @@
+package io.jakri.bench;
+
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.jakri.crd.Configuration;
+import io.jakri.crd.Instance;
+import io.jakri.crd.InstanceSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+
+/**
+ * The controller's footprint, so the chart's requests and limits for it are measured: the shipped
+ * controller jar in its own JVM against the mock API server ({@link ClusterBench.MockApi}), idle
+ * with one Configuration that has a broker Pod spec, then with N Instances until it has created a
+ * broker Pod and a Service for each. Figures: RSS idle and at N, heap after GC at N, threads, CPU
+ * and wall time to reconcile the burst. Run with the JVM's defaults (what the chart ships for the
+ * controller) and with the agent's recommended flags.
+ */
+final class ControllerBench {
+
+  private static final String NS = "default";
+  private static final String NODE = "bench-node";
+
+  private final Bench.Options options;
+  private final Path work;
+  private final BiConsumer<String, Double> add;
+
+  ControllerBench(Bench.Options options, Path work, BiConsumer<String, Double> add) {
+    this.options = options;
+    this.work = work;
+    this.add = add;
+  }
+
+  /** The controller jar beside the agent jar's module ({@code controller/target}). */
+  Path controllerJar() {
+    return options
+        .agentJar()
+        .getParent()
+        .getParent()
+        .resolveSibling("controller")
+        .resolve("target")
+        .resolve("jakri-controller.jar");
+  }
+
+  /**
+   * One run with {@code jvm} flags; figure names get {@code label} (e.g. {@code defaults}) so both
+   * flag sets are reported.
+   */
+  void run(String label, List<String> jvm, int n, int run) throws Exception {
+    Path root = Files.createDirectories(work.resolve("controller-" + label + "-" + run));
+    try (ClusterBench.MockApi api = ClusterBench.MockApi.start(options, root);
+        KubernetesClient client = api.client("jakri-bench-controller")) {
+      client
+          .nodes()
+          .resource(
+              new NodeBuilder()
+                  .withNewMetadata()
+                  .withName(NODE)
+                  .endMetadata()
+                  .withNewStatus()
+                  .addNewCondition()
+                  .withType("Ready")
+                  .withStatus("True")
+                  .withLastTransitionTime(Instant.now().toString())
+                  .endCondition()
+                  .endStatus()
+                  .build())
+          .create();
+      Configuration configuration =
+          client
+              .resources(Configuration.class)
+              .inNamespace(NS)
+              .resource(
+                  client.getKubernetesSerialization().unmarshal(CONFIGURATION, Configuration.class))
+              .create();
+      Map<String, String> env = Map.of("KUBECONFIG", api.kubeconfig.toString());
+      List<String> args =
+          List.of("-jar", controllerJar().toString(), "--namespace", NS, "--log-format", "text");
+      try (ChildJvm controller = ChildJvm.start(jvm, env, args, root.resolve("controller.log"))) {
+        // Idle: one Configuration, no Instances, caches synced.
+        awaitLog(controller, "controller started in namespace");
+        Bench.settle();
+        add.accept("controller_" + label + "_rss_idle_mb", controller.rssKb() / 1024.0);
+        add.accept("controller_" + label + "_threads_idle", (double) controller.threads());
+
+        long cpu0 = controller.cpuMs();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+          client.resource(instance(configuration, String.format("cam-%06x", i))).create();
+        }
+        awaitCount(client, "pods", n, controller);
+        awaitCount(client, "services", n + 1, controller);
+        add.accept("controller_" + label + "_burst_" + n + "_s", (System.nanoTime() - t0) / 1e9);
+        add.accept(
+            "controller_" + label + "_burst_" + n + "_cpu_s", (controller.cpuMs() - cpu0) / 1000.0);
+        Bench.settle();
+        add.accept(
+            "controller_" + label + "_rss_" + n + "_instances_mb", controller.rssKb() / 1024.0);
+        add.accept(
+            "controller_" + label + "_threads_" + n + "_instances", (double) controller.threads());
+        add.accept(
+            "controller_" + label + "_heap_" + n + "_instances_mb",
+            controller.heapAfterGcBytes() / 1024.0 / 1024.0);
+      }
+    }
+  }
+
+  private static void awaitCount(
+      KubernetesClient client, String kind, int atLeast, ChildJvm controller) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+    while (System.nanoTime() < deadline) {
+      int count =
+          kind.equals("pods")
+              ? client.pods().inNamespace(NS).list().getItems().size()
+              : client.services().inNamespace(NS).list().getItems().size();
+      if (count >= atLeast) {
+        return;
+      }
+      if (!controller.alive()) {
+        throw new IllegalStateException("controller exited: " + Files.readString(controller.log()));
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("controller did not create " + atLeast + " " + kind);
+  }
+
+  private static void awaitLog(ChildJvm controller, String text) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (System.nanoTime() < deadline) {
+      if (Files.readString(controller.log()).contains(text)) {
+        return;
+      }
+      if (!controller.alive()) {
+        throw new IllegalStateException("controller exited: " + Files.readString(controller.log()));
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("controller did not log '" + text + "'");
+  }
+
+  private static Instance instance(Configuration configuration, String name) {
+    Instance i = new Instance();
+    i.getMetadata().setName(name);
+    i.getMetadata().setNamespace(NS);
+    i.getMetadata().setLabels(Map.of("akri.sh/configuration", "cam"));
+    i.getMetadata()
+        .setOwnerReferences(
+            List.of(
+                new OwnerReferenceBuilder()
+                    .withApiVersion("akri.sh/v0")
+                    .withKind("Configuration")
+                    .withName("cam")
+                    .withUid(configuration.getMetadata().getUid())
+                    .build()));
+    InstanceSpec spec = new InstanceSpec();
+    spec.setConfigurationName("cam");
+    spec.setShared(false);
+    spec.setCapacity(1);
+    spec.setNodes(new ArrayList<>(List.of(NODE)));
+    Map<String, String> usage = new LinkedHashMap<>();
+    usage.put(name + "-0", "");
+    spec.setDeviceUsage(usage);
+    i.setSpec(spec);
+    return i;
+  }
+
+  private static final String CONFIGURATION =
+      """
+      apiVersion: akri.sh/v0
+      kind: Configuration
+      metadata:
+        name: cam
+        namespace: default
+      spec:
+        discoveryHandler:
+          name: simulated
+        capacity: 1
+        brokerSpec:
+          brokerPodSpec:
+            containers:
+              - name: broker
+                image: nginx:1
+                resources:
+                  limits:
+                    "{{PLACEHOLDER}}": "1"
+        instanceServiceSpec:
+          ports:
+            - name: http
+              port: 80
+        configurationServiceSpec:
+          ports:
+            - name: http
+              port: 80
+      """;
+}

@@ -87,17 +87,27 @@ final class ResourceServer {
     LOG.info("resource {}: serving on {}", backend.resourceName(), socket);
   }
 
+  /**
+   * Ends every ListAndWatch stream and begins shutting down, without waiting; {@link #stop()}
+   * finishes. Idempotent.
+   */
+  void beginStop() {
+    synchronized (publishLock) { // never while a snapshot is being sent on a stream
+      for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
+        try {
+          stream.onCompleted();
+        } catch (RuntimeException e) {
+          LOG.debug("resource {}: stream already closed", backend.resourceName());
+        }
+      }
+      streams.clear();
+    }
+    server.shutdown();
+  }
+
   /** Ends every ListAndWatch stream, stops serving and removes the socket file. Idempotent. */
   void stop() {
-    for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
-      try {
-        stream.onCompleted();
-      } catch (RuntimeException e) {
-        LOG.debug("resource {}: stream already closed", backend.resourceName());
-      }
-    }
-    streams.clear();
-    server.shutdown();
+    beginStop();
     try {
       if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
         server.shutdownNow();

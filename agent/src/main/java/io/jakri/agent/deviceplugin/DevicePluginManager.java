@@ -428,13 +428,13 @@ public final class DevicePluginManager implements AutoCloseable {
       }
       if (entry.server == null || !Files.exists(entry.server.socket())) {
         if (entry.server != null) {
-          LOG.info(
+          LOG.debug(
               "resource {}: socket {} vanished; serving again",
               entry.backend.resourceName(),
               entry.server.socket().getFileName());
         }
-        entry.registeredGeneration = -1;
         startServer(entry);
+        entry.registeredGeneration = -1;
         continue;
       }
       if (entry.registeredGeneration != generation && entry.inFlightGeneration != generation) {
@@ -453,9 +453,15 @@ public final class DevicePluginManager implements AutoCloseable {
       return;
     }
     ResourceServer old = entry.server;
+    entry.previous = Optional.empty();
     if (old != null) {
-      // Shutdown begins now for every server of a restart round; the new server of the same
-      // resource waits only for what has mostly finished meanwhile.
+      // Shutdown begins now for every server of a restart round. The new server waits for the old
+      // one's end only where it matters: the current kubelet knows the old endpoint (its stream
+      // must end before the replacement registers), or the new socket would get the same name.
+      // After a kubelet restart the kubelet that held the old stream is gone.
+      boolean knownToKubelet =
+          entry.registeredGeneration == generation || entry.inFlightGeneration == generation;
+      entry.previous = Optional.of(new Previous(old, knownToKubelet));
       stopLater(entry, old);
     }
     entry.server = null;
@@ -488,7 +494,14 @@ public final class DevicePluginManager implements AutoCloseable {
       Path socket =
           dir.resolve(
               entry.backend.socketStem() + "-" + clock.instant().getEpochSecond() + ".sock");
-      Optional<CompletableFuture<Void>> previous = Optional.ofNullable(stopping.get(resource));
+      boolean mustWait =
+          entry
+              .previous
+              .map(p -> p.knownToKubelet() || p.server().socket().equals(socket))
+              .orElse(true);
+      entry.previous = Optional.empty();
+      Optional<CompletableFuture<Void>> previous =
+          mustWait ? Optional.ofNullable(stopping.get(resource)) : Optional.empty();
       entry.starting = true;
       entry.permit = true;
       inFlight++;
@@ -740,6 +753,9 @@ public final class DevicePluginManager implements AutoCloseable {
     return root == t ? message : message + " (" + root + ")";
   }
 
+  /** A replaced server and whether the current kubelet knew its endpoint. */
+  private record Previous(ResourceServer server, boolean knownToKubelet) {}
+
   /** Per-resource state; fields written on the control thread only. */
   private static final class Entry {
     final ResourceBackend backend;
@@ -749,6 +765,9 @@ public final class DevicePluginManager implements AutoCloseable {
     volatile boolean everRegistered;
     boolean starting;
     boolean queued;
+
+    /** The server the queued start replaces, if any. */
+    Optional<Previous> previous = Optional.empty();
 
     /** Holds one of the {@link #IN_FLIGHT} rounds (from start until Register answers). */
     boolean permit;

@@ -23,9 +23,12 @@ import io.jakri.kubelet.v1beta1.PreferredAllocationRequest;
 import io.jakri.kubelet.v1beta1.PreferredAllocationResponse;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -56,6 +59,7 @@ final class ResourceServer {
       ConcurrentHashMap.newKeySet();
   private final Object publishLock = new Object();
   private volatile ListAndWatchResponse last;
+  private volatile Optional<Object> boundFile = Optional.empty();
 
   ResourceServer(ResourceBackend backend, Path socket, EventLoopGroup group, Executor executor) {
     this.backend = backend;
@@ -84,7 +88,8 @@ final class ResourceServer {
 
   void start() throws IOException {
     server.start();
-    LOG.info("resource {}: serving on {}", backend.resourceName(), socket);
+    boundFile = fileKey(socket);
+    LOG.debug("resource {}: serving on {}", backend.resourceName(), socket);
   }
 
   /**
@@ -117,10 +122,25 @@ final class ResourceServer {
       Thread.currentThread().interrupt();
     }
     try {
-      Files.deleteIfExists(socket);
+      // Only our own socket file: after a kubelet restart removed it, a replacement server may
+      // already serve on a file of the same name.
+      Optional<Object> now = fileKey(socket);
+      if (now.isPresent() && now.equals(boundFile)) {
+        Files.deleteIfExists(socket);
+      }
     } catch (IOException e) {
       LOG.warn(
           "resource {}: could not remove {}: {}", backend.resourceName(), socket, e.toString());
+    }
+  }
+
+  private static Optional<Object> fileKey(Path path) {
+    try {
+      BasicFileAttributes attrs =
+          Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      return Optional.ofNullable(attrs.fileKey());
+    } catch (IOException e) {
+      return Optional.empty();
     }
   }
 

@@ -39,7 +39,12 @@ import org.slf4j.LoggerFactory;
 /**
  * One kubelet device-plugin gRPC server on one Unix socket, serving one resource. ListAndWatch
  * streams get the current snapshot at once and a new one whenever {@link #publish()} finds the
- * devices changed (pushed, never polled). Thread-safe.
+ * devices changed (pushed, never polled). A stream whose kubelet has not yet taken in what was sent
+ * (gRPC flow control: not ready) is sent nothing meanwhile; when it is ready again it gets the then
+ * current snapshot, if that differs from the last one it got. So a slow kubelet receives the latest
+ * state, never a backlog of stale snapshots (a class resource with thousands of devices changing
+ * every few milliseconds would otherwise queue megabytes the kubelet parses and checkpoints one by
+ * one). Thread-safe; sending is serialised per server.
  */
 final class ResourceServer {
 
@@ -55,10 +60,8 @@ final class ResourceServer {
   private final ResourceBackend backend;
   private final Path socket;
   private final Server server;
-  private final Set<ServerCallStreamObserver<ListAndWatchResponse>> streams =
-      ConcurrentHashMap.newKeySet();
+  private final Set<Watch> streams = ConcurrentHashMap.newKeySet();
   private final Object publishLock = new Object();
-  private volatile ListAndWatchResponse last;
   private volatile Optional<Object> boundFile = Optional.empty();
 
   ResourceServer(ResourceBackend backend, Path socket, EventLoopGroup group, Executor executor) {
@@ -98,9 +101,9 @@ final class ResourceServer {
    */
   void beginStop() {
     synchronized (publishLock) { // never while a snapshot is being sent on a stream
-      for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
+      for (Watch watch : streams) {
         try {
-          stream.onCompleted();
+          watch.out.onCompleted();
         } catch (RuntimeException e) {
           LOG.debug("resource {}: stream already closed", backend.resourceName());
         }
@@ -144,16 +147,33 @@ final class ResourceServer {
     }
   }
 
-  /** Recomputes the devices and pushes them to every stream if they changed. */
+  /**
+   * Recomputes the devices and pushes them to every ready stream that has not got them yet; a
+   * stream not ready gets them when it is.
+   */
   void publish() {
     synchronized (publishLock) {
-      ListAndWatchResponse next = snapshot();
-      if (next.equals(last)) {
-        return;
+      Optional<ListAndWatchResponse> next = Optional.empty();
+      for (Watch watch : streams) {
+        if (!watch.out.isReady()) {
+          watch.behind = true;
+          continue;
+        }
+        if (next.isEmpty()) {
+          next = Optional.of(snapshot());
+        }
+        watch.behind = false;
+        send(watch, next.get());
       }
-      last = next;
-      for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
-        send(stream, next);
+    }
+  }
+
+  /** gRPC executor: the stream can take more; sends it what it missed meanwhile. */
+  private void caughtUp(Watch watch) {
+    synchronized (publishLock) {
+      if (watch.behind && watch.out.isReady() && streams.contains(watch)) {
+        watch.behind = false;
+        send(watch, snapshot());
       }
     }
   }
@@ -162,15 +182,30 @@ final class ResourceServer {
     return ListAndWatchResponse.newBuilder().addAllDevices(backend.devices()).build();
   }
 
-  private void send(
-      ServerCallStreamObserver<ListAndWatchResponse> stream, ListAndWatchResponse response) {
+  /** Sends {@code response} unless the stream got exactly that last. Holds publishLock. */
+  private void send(Watch watch, ListAndWatchResponse response) {
+    if (response.equals(watch.sent)) {
+      return;
+    }
     try {
-      if (!stream.isCancelled()) {
-        stream.onNext(response);
+      if (!watch.out.isCancelled()) {
+        watch.out.onNext(response);
+        watch.sent = response;
       }
     } catch (RuntimeException e) {
-      streams.remove(stream);
+      streams.remove(watch);
       LOG.debug("resource {}: dropped a broken stream: {}", backend.resourceName(), e.toString());
+    }
+  }
+
+  /** One ListAndWatch stream; mutable fields guarded by publishLock. */
+  private static final class Watch {
+    final ServerCallStreamObserver<ListAndWatchResponse> out;
+    ListAndWatchResponse sent;
+    boolean behind;
+
+    Watch(ServerCallStreamObserver<ListAndWatchResponse> out) {
+      this.out = out;
     }
   }
 
@@ -186,12 +221,12 @@ final class ResourceServer {
     public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> out) {
       ServerCallStreamObserver<ListAndWatchResponse> stream =
           (ServerCallStreamObserver<ListAndWatchResponse>) out;
-      stream.setOnCancelHandler(() -> streams.remove(stream));
+      Watch watch = new Watch(stream);
+      stream.setOnCancelHandler(() -> streams.remove(watch));
+      stream.setOnReadyHandler(() -> caughtUp(watch));
       synchronized (publishLock) {
-        ListAndWatchResponse current = snapshot();
-        last = current;
-        streams.add(stream);
-        send(stream, current);
+        streams.add(watch);
+        send(watch, snapshot()); // the first snapshot at once, ready or not
       }
     }
 

@@ -22,6 +22,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -119,6 +121,7 @@ public final class DevicePluginManager implements AutoCloseable {
   private ScheduledFuture<?> periodic;
   private final Map<String, ArrayDeque<Entry>> waiting = new LinkedHashMap<>();
   private int inFlight;
+  private final Map<String, Entry> bySocket = new HashMap<>();
   private volatile boolean closed;
 
   /** Told about registration outcomes (for metrics, readiness and tests). */
@@ -304,6 +307,7 @@ public final class DevicePluginManager implements AutoCloseable {
                   }
                 }
                 entries.clear();
+                bySocket.clear();
                 waiting.clear();
                 stopAll(servers);
                 if (kubeletChannel != null) {
@@ -363,18 +367,24 @@ public final class DevicePluginManager implements AutoCloseable {
       } catch (InterruptedException | ClosedWatchServiceException e) {
         return;
       }
-      boolean relevant = false;
+      boolean everything = false;
+      Set<String> deleted = new HashSet<>();
       for (java.nio.file.WatchEvent<?> event : key.pollEvents()) {
-        // Our own sockets appearing are not news; a kubelet socket created or any socket
-        // deleted (a kubelet restart deletes them all) or a lost event is.
-        if (event.kind() == StandardWatchEventKinds.OVERFLOW
-            || event.kind() == StandardWatchEventKinds.ENTRY_DELETE
-            || KUBELET_SOCKET.equals(String.valueOf(event.context()))) {
-          relevant = true;
+        // Our own sockets appearing are not news. The kubelet socket created or deleted, or a lost
+        // event, calls for a full check; a deleted socket only for the resource serving on it
+        // (retiring thousands of resources deletes thousands of our own sockets, and a full check
+        // per deletion would stat every socket each time).
+        String name = String.valueOf(event.context());
+        if (event.kind() == StandardWatchEventKinds.OVERFLOW || KUBELET_SOCKET.equals(name)) {
+          everything = true;
+        } else if (event.kind() == StandardWatchEventKinds.ENTRY_DELETE) {
+          deleted.add(name);
         }
       }
-      if (relevant) {
+      if (everything) {
         requestResync();
+      } else if (!deleted.isEmpty() && !closed) {
+        control.execute(() -> socketsDeleted(deleted));
       }
       if (!key.reset()) {
         LOG.warn("device-plugin directory {} is no longer watched; re-creating the watch", dir);
@@ -402,6 +412,28 @@ public final class DevicePluginManager implements AutoCloseable {
             resyncPending.set(false);
             resync();
           });
+    }
+  }
+
+  /** Serves again the resources whose socket files were deleted. Control thread. */
+  private void socketsDeleted(Set<String> names) {
+    if (closed) {
+      return;
+    }
+    for (String name : names) {
+      Entry entry = bySocket.get(name);
+      if (entry == null
+          || entry.starting
+          || entry.queued
+          || entry.server == null
+          || entries.get(entry.backend.resourceName()) != entry
+          || Files.exists(entry.server.socket())) {
+        continue;
+      }
+      LOG.debug(
+          "resource {}: socket {} vanished; serving again", entry.backend.resourceName(), name);
+      startServer(entry);
+      entry.registeredGeneration = -1;
     }
   }
 
@@ -503,8 +535,10 @@ public final class DevicePluginManager implements AutoCloseable {
       Optional<CompletableFuture<Void>> previous =
           mustWait ? Optional.ofNullable(stopping.get(resource)) : Optional.empty();
       entry.starting = true;
-      entry.permit = true;
-      inFlight++;
+      if (entry.round == 0) {
+        inFlight++;
+      } // else: the round whose Register is still out (an older kubelet's) passes to this start
+      entry.round = ++entry.rounds;
       try {
         starter.execute(() -> start(entry, previous, socket));
       } catch (RejectedExecutionException e) {
@@ -514,10 +548,18 @@ public final class DevicePluginManager implements AutoCloseable {
     }
   }
 
-  /** Ends a start-and-register round of {@code entry}, if it holds one. Control thread. */
+  /** Ends the current start-and-register round of {@code entry}, if any. Control thread. */
   private void release(Entry entry) {
-    if (entry.permit) {
-      entry.permit = false;
+    release(entry, entry.round);
+  }
+
+  /**
+   * Ends round {@code round} of {@code entry} if that is the one it holds: an answer to an older
+   * round's Register must not end a newer round. Control thread.
+   */
+  private void release(Entry entry, long round) {
+    if (round != 0 && entry.round == round) {
+      entry.round = 0;
       inFlight--;
       pump();
     }
@@ -528,6 +570,7 @@ public final class DevicePluginManager implements AutoCloseable {
    * thread. Control thread.
    */
   private void stopLater(Entry entry, ResourceServer server) {
+    bySocket.remove(server.endpoint(), entry);
     server.beginStop();
     String resource = entry.backend.resourceName();
     try {
@@ -612,6 +655,7 @@ public final class DevicePluginManager implements AutoCloseable {
       return;
     }
     entry.server = server;
+    bySocket.put(server.endpoint(), entry);
     entry.registeredGeneration = -1;
     if (!Files.exists(server.socket())) {
       release(entry);
@@ -639,6 +683,7 @@ public final class DevicePluginManager implements AutoCloseable {
       return;
     }
     long g = generation;
+    long round = entry.round;
     entry.inFlightGeneration = g;
     String endpoint = entry.server.endpoint();
     String resource = entry.backend.resourceName();
@@ -656,7 +701,7 @@ public final class DevicePluginManager implements AutoCloseable {
         new FutureCallback<Empty>() {
           @Override
           public void onSuccess(Empty result) {
-            release(entry);
+            release(entry, round);
             if (entry.inFlightGeneration == g) {
               entry.inFlightGeneration = -1;
             }
@@ -673,7 +718,7 @@ public final class DevicePluginManager implements AutoCloseable {
 
           @Override
           public void onFailure(Throwable t) {
-            release(entry);
+            release(entry, round);
             if (entry.inFlightGeneration == g) {
               entry.inFlightGeneration = -1;
             }
@@ -769,8 +814,13 @@ public final class DevicePluginManager implements AutoCloseable {
     /** The server the queued start replaces, if any. */
     Optional<Previous> previous = Optional.empty();
 
-    /** Holds one of the {@link #IN_FLIGHT} rounds (from start until Register answers). */
-    boolean permit;
+    /**
+     * The start-and-register round this entry holds (one of {@link #IN_FLIGHT}, from start until
+     * Register answers), or 0.
+     */
+    long round;
+
+    long rounds;
 
     final AtomicBoolean publishPending = new AtomicBoolean();
     int attempts;

@@ -97,7 +97,7 @@ public final class DevicePluginManager implements AutoCloseable {
   private static final Duration STOP_WAIT = Duration.ofSeconds(5);
 
   /** Start-and-register rounds under way at once (see the class comment). */
-  static final int IN_FLIGHT = 32;
+  static final int IN_FLIGHT = 16;
 
   private final Path dir;
   private final EventLoopGroup group;

@@ -51,7 +51,9 @@ import org.slf4j.LoggerFactory;
  * The composition root of the node agent: builds every part from {@link AgentOptions}, wires them
  * through constructors, starts them in order and stops them in reverse. One Netty event loop group
  * serves every device-plugin server and client; one small scheduler serves timers and polling
- * handlers; no thread per device.
+ * handlers; no thread per device. The device-plugin manager (it publishes ListAndWatch updates on
+ * its timer) and the slot reclaimer (a blocking PodResources call) each have a one-thread timer of
+ * their own, so neither waits behind, nor holds up, the shared scheduler's handlers and polling.
  */
 public final class Agent implements AutoCloseable {
 
@@ -72,6 +74,8 @@ public final class Agent implements AutoCloseable {
   private final EventLoopGroup group;
   private final ExecutorService grpcExecutor;
   private final ScheduledExecutorService scheduler;
+  private final ScheduledExecutorService devicePluginTimer;
+  private final ScheduledExecutorService reclaimTimer;
   private final Optional<KubeletEmulator> emulator;
   private final DevicePluginManager plugins;
   private final InstanceStore store;
@@ -106,6 +110,8 @@ public final class Agent implements AutoCloseable {
     // On shutdown, drop timers still in the future (grace periods, sweeps) but run what is due.
     timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     this.scheduler = timers;
+    this.devicePluginTimer = ownTimer("jakri-deviceplugin-timer");
+    this.reclaimTimer = ownTimer("jakri-reclaim-timer");
     this.emulator =
         options.emulateKubelet()
             ? Optional.of(
@@ -116,7 +122,7 @@ public final class Agent implements AutoCloseable {
             : Optional.empty();
     this.plugins =
         new DevicePluginManager(
-            options.devicePluginDir(), group, grpcExecutor, scheduler, Clock.systemUTC());
+            options.devicePluginDir(), group, grpcExecutor, devicePluginTimer, Clock.systemUTC());
     ApiCalls calls = new ApiCalls();
     ConfigurationWatcher watcher =
         client
@@ -210,7 +216,7 @@ public final class Agent implements AutoCloseable {
             options.nodeName(),
             podResources,
             updates,
-            scheduler,
+            reclaimTimer,
             Clock.systemUTC(),
             options.reclaimGrace(),
             SlotReclaimer.periodFor(options.reclaimGrace()));
@@ -527,6 +533,8 @@ public final class Agent implements AutoCloseable {
           c.client().close();
         });
     grpcExecutor.shutdown();
+    reclaimTimer.shutdownNow();
+    devicePluginTimer.shutdownNow();
     // Let queued clean-up (e.g. a handler's slow close handed to the scheduler) finish.
     scheduler.shutdown();
     try {
@@ -543,6 +551,14 @@ public final class Agent implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     LOG.info("jakri agent stopped");
+  }
+
+  /** A one-thread timer that drops its delayed tasks on shutdown. */
+  private static ScheduledExecutorService ownTimer(String name) {
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, threads(name));
+    timer.setRemoveOnCancelPolicy(true);
+    timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    return timer;
   }
 
   private static ThreadFactory threads(String name) {

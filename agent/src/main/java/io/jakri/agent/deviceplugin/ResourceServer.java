@@ -23,10 +23,13 @@ import io.jakri.kubelet.v1beta1.PreferredAllocationRequest;
 import io.jakri.kubelet.v1beta1.PreferredAllocationResponse;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -37,7 +40,12 @@ import org.slf4j.LoggerFactory;
 /**
  * One kubelet device-plugin gRPC server on one Unix socket, serving one resource. ListAndWatch
  * streams get the current snapshot at once and a new one whenever {@link #publish()} finds the
- * devices changed (pushed, never polled). Thread-safe.
+ * devices changed (pushed, never polled). A stream whose kubelet has not yet taken in what was sent
+ * (gRPC flow control: not ready) is sent nothing meanwhile; when it is ready again it gets the then
+ * current snapshot, if that differs from the last one it got. So a slow kubelet receives the latest
+ * state, never a backlog of stale snapshots (a class resource with thousands of devices changing
+ * every few milliseconds would otherwise queue megabytes the kubelet parses and checkpoints one by
+ * one). Thread-safe; sending is serialised per server.
  */
 final class ResourceServer {
 
@@ -53,11 +61,10 @@ final class ResourceServer {
   private final ResourceBackend backend;
   private final Path socket;
   private final Server server;
-  private final Set<ServerCallStreamObserver<ListAndWatchResponse>> streams =
-      ConcurrentHashMap.newKeySet();
+  private final Set<Watch> streams = ConcurrentHashMap.newKeySet();
   private final Object publishLock = new Object();
   private final DevicePluginManager.Listener events;
-  private volatile ListAndWatchResponse last;
+  private volatile Optional<Object> boundFile = Optional.empty();
 
   /**
    * @param events told about Allocate outcomes and snapshots sent (metrics); must not block
@@ -95,20 +102,31 @@ final class ResourceServer {
 
   void start() throws IOException {
     server.start();
-    LOG.info("resource {}: serving on {}", backend.resourceName(), socket);
+    boundFile = fileKey(socket);
+    LOG.debug("resource {}: serving on {}", backend.resourceName(), socket);
+  }
+
+  /**
+   * Ends every ListAndWatch stream and begins shutting down, without waiting; {@link #stop()}
+   * finishes. Idempotent.
+   */
+  void beginStop() {
+    synchronized (publishLock) { // never while a snapshot is being sent on a stream
+      for (Watch watch : streams) {
+        try {
+          watch.out.onCompleted();
+        } catch (RuntimeException e) {
+          LOG.debug("resource {}: stream already closed", backend.resourceName());
+        }
+      }
+      streams.clear();
+    }
+    server.shutdown();
   }
 
   /** Ends every ListAndWatch stream, stops serving and removes the socket file. Idempotent. */
   void stop() {
-    for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
-      try {
-        stream.onCompleted();
-      } catch (RuntimeException e) {
-        LOG.debug("resource {}: stream already closed", backend.resourceName());
-      }
-    }
-    streams.clear();
-    server.shutdown();
+    beginStop();
     try {
       if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
         server.shutdownNow();
@@ -118,28 +136,71 @@ final class ResourceServer {
       Thread.currentThread().interrupt();
     }
     try {
-      Files.deleteIfExists(socket);
+      // Only our own socket file: after a kubelet restart removed it, a replacement server may
+      // already serve on a file of the same name.
+      Optional<Object> now = fileKey(socket);
+      if (now.isPresent() && now.equals(boundFile)) {
+        Files.deleteIfExists(socket);
+      }
     } catch (IOException e) {
       LOG.warn(
           "resource {}: could not remove {}: {}", backend.resourceName(), socket, e.toString());
     }
   }
 
-  /** Recomputes the devices and pushes them to every stream if they changed. */
+  private static Optional<Object> fileKey(Path path) {
+    try {
+      BasicFileAttributes attrs =
+          Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      return Optional.ofNullable(attrs.fileKey());
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Recomputes the devices and pushes them to every ready stream that has not got them yet; a
+   * stream not ready gets them when it is.
+   */
   void publish() {
-    boolean changed;
+    boolean changed = false;
+    boolean current;
     synchronized (publishLock) {
-      ListAndWatchResponse next = snapshot();
-      changed = !next.equals(last);
-      if (changed) {
-        last = next;
-        for (ServerCallStreamObserver<ListAndWatchResponse> stream : streams) {
-          send(stream, next);
+      Optional<ListAndWatchResponse> next = Optional.empty();
+      for (Watch watch : streams) {
+        if (!watch.out.isReady()) {
+          watch.behind = true;
+          continue;
         }
+        if (next.isEmpty()) {
+          next = Optional.of(snapshot());
+        }
+        watch.behind = false;
+        changed |= send(watch, next.get());
+      }
+      current = allCurrent();
+    }
+    if (current) {
+      events.advertised(backend.resourceName(), changed);
+    }
+  }
+
+  /** Whether streams are open and none is behind. Holds publishLock. */
+  private boolean allCurrent() {
+    return !streams.isEmpty() && streams.stream().noneMatch(w -> w.behind);
+  }
+
+  /** gRPC executor: the stream can take more; sends it what it missed meanwhile. */
+  private void caughtUp(Watch watch) {
+    boolean advertised = false;
+    synchronized (publishLock) {
+      if (watch.behind && watch.out.isReady() && streams.contains(watch)) {
+        watch.behind = false;
+        advertised = send(watch, snapshot()) && allCurrent();
       }
     }
-    if (!streams.isEmpty()) {
-      events.advertised(backend.resourceName(), changed);
+    if (advertised) {
+      events.advertised(backend.resourceName(), true);
     }
   }
 
@@ -147,15 +208,35 @@ final class ResourceServer {
     return ListAndWatchResponse.newBuilder().addAllDevices(backend.devices()).build();
   }
 
-  private void send(
-      ServerCallStreamObserver<ListAndWatchResponse> stream, ListAndWatchResponse response) {
+  /**
+   * Sends {@code response} unless the stream got exactly that last; says whether it sent it. Holds
+   * publishLock.
+   */
+  private boolean send(Watch watch, ListAndWatchResponse response) {
+    if (response.equals(watch.sent)) {
+      return false;
+    }
     try {
-      if (!stream.isCancelled()) {
-        stream.onNext(response);
+      if (!watch.out.isCancelled()) {
+        watch.out.onNext(response);
+        watch.sent = response;
+        return true;
       }
     } catch (RuntimeException e) {
-      streams.remove(stream);
+      streams.remove(watch);
       LOG.debug("resource {}: dropped a broken stream: {}", backend.resourceName(), e.toString());
+    }
+    return false;
+  }
+
+  /** One ListAndWatch stream; mutable fields guarded by publishLock. */
+  private static final class Watch {
+    final ServerCallStreamObserver<ListAndWatchResponse> out;
+    ListAndWatchResponse sent;
+    boolean behind;
+
+    Watch(ServerCallStreamObserver<ListAndWatchResponse> out) {
+      this.out = out;
     }
   }
 
@@ -171,14 +252,18 @@ final class ResourceServer {
     public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> out) {
       ServerCallStreamObserver<ListAndWatchResponse> stream =
           (ServerCallStreamObserver<ListAndWatchResponse>) out;
-      stream.setOnCancelHandler(() -> streams.remove(stream));
+      Watch watch = new Watch(stream);
+      stream.setOnCancelHandler(() -> streams.remove(watch));
+      stream.setOnReadyHandler(() -> caughtUp(watch));
+      boolean current;
       synchronized (publishLock) {
-        ListAndWatchResponse current = snapshot();
-        last = current;
-        streams.add(stream);
-        send(stream, current);
+        streams.add(watch);
+        send(watch, snapshot()); // the first snapshot at once, ready or not
+        current = allCurrent();
       }
-      events.advertised(backend.resourceName(), true);
+      if (current) {
+        events.advertised(backend.resourceName(), true);
+      }
     }
 
     @Override

@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +65,8 @@ final class ResourceServer {
   private final Set<Watch> streams = ConcurrentHashMap.newKeySet();
   private final Object publishLock = new Object();
   private final DevicePluginManager.Listener events;
+  private final Limits limits;
+  private final AtomicBoolean refusedStreams = new AtomicBoolean();
   private volatile Optional<Object> boundFile = Optional.empty();
 
   /**
@@ -75,12 +78,39 @@ final class ResourceServer {
       EventLoopGroup group,
       Executor executor,
       DevicePluginManager.Listener events) {
+    this(backend, socket, group, executor, events, Limits.DEFAULT);
+  }
+
+  /**
+   * What one local client may hold of a server. The kubelet keeps one connection with one
+   * ListAndWatch stream per plugin and makes a few unary calls on it, so these only bind a client
+   * that is not the kubelet: a connection with no call for {@code connectionIdle} is closed, at
+   * most {@code callsPerConnection} calls run on one connection, ListAndWatch streams beyond {@code
+   * maxStreams} are refused, and a connection that has not finished its HTTP/2 handshake after
+   * {@code handshake} is dropped.
+   */
+  record Limits(
+      int maxStreams, int callsPerConnection, Duration connectionIdle, Duration handshake) {
+    static final Limits DEFAULT = new Limits(8, 32, Duration.ofMinutes(5), Duration.ofSeconds(10));
+  }
+
+  ResourceServer(
+      ResourceBackend backend,
+      Path socket,
+      EventLoopGroup group,
+      Executor executor,
+      DevicePluginManager.Listener events,
+      Limits limits) {
     this.backend = backend;
     this.socket = socket;
     this.events = events;
+    this.limits = limits;
     this.server =
         NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
             .channelType(EpollServerDomainSocketChannel.class)
+            .maxConnectionIdle(limits.connectionIdle().toMillis(), TimeUnit.MILLISECONDS)
+            .maxConcurrentCallsPerConnection(limits.callsPerConnection())
+            .handshakeTimeout(limits.handshake().toMillis(), TimeUnit.MILLISECONDS)
             .bossEventLoopGroup(group)
             .workerEventLoopGroup(group)
             .executor(executor)
@@ -257,6 +287,21 @@ final class ResourceServer {
       stream.setOnReadyHandler(() -> caughtUp(watch));
       boolean current;
       synchronized (publishLock) {
+        if (streams.size() >= limits.maxStreams()) {
+          if (!refusedStreams.getAndSet(true)) {
+            LOG.warn(
+                "resource {}: refused a ListAndWatch stream beyond {} at once (the kubelet needs"
+                    + " one; further refusals are not logged)",
+                backend.resourceName(),
+                limits.maxStreams());
+          }
+          stream.onError(
+              Status.RESOURCE_EXHAUSTED
+                  .withDescription(
+                      "more than " + limits.maxStreams() + " ListAndWatch streams at once")
+                  .asException());
+          return;
+        }
         streams.add(watch);
         send(watch, snapshot()); // the first snapshot at once, ready or not
         current = allCurrent();

@@ -209,6 +209,115 @@ class FloodBoundsIT {
   }
 
   /** {@code count} healthy devices whose ids carry the current generation. */
+  private ManagedChannel channelTo(Path socket) {
+    return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+        .channelType(EpollDomainSocketChannel.class)
+        .eventLoopGroup(group)
+        .executor(grpc)
+        .usePlaintext()
+        .build();
+  }
+
+  /** Keeps what one ListAndWatch stream received and how it ended. */
+  private static final class Recorded implements StreamObserver<ListAndWatchResponse> {
+    final List<ListAndWatchResponse> received = new CopyOnWriteArrayList<>();
+    final AtomicReference<Throwable> error = new AtomicReference<>();
+
+    @Override
+    public void onNext(ListAndWatchResponse value) {
+      received.add(value);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      error.set(t);
+    }
+
+    @Override
+    public void onCompleted() {}
+  }
+
+  @Test
+  void listAndWatchStreamsBeyondTheLimitAreRefusedWhileTheOthersKeepTheirUpdates()
+      throws Exception {
+    Devices backend = new Devices("test.jakri.io/few", "few", 2);
+    Path socket = dir.resolve("few-1.sock");
+    ResourceServer server =
+        new ResourceServer(
+            backend,
+            socket,
+            group,
+            grpc,
+            new DevicePluginManager.Listener() {},
+            new ResourceServer.Limits(3, 32, Duration.ofMinutes(5), Duration.ofSeconds(10)));
+    server.start();
+    ManagedChannel channel = channelTo(socket);
+    try {
+      List<Recorded> streams = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        Recorded r = new Recorded();
+        streams.add(r);
+        DevicePluginGrpc.newStub(channel).listAndWatch(Empty.getDefaultInstance(), r);
+        if (i < 3) {
+          await().atMost(DEADLINE).until(() -> r.received.size() == 1);
+        }
+      }
+      Recorded fourth = streams.get(3);
+      await().atMost(DEADLINE).until(() -> fourth.error.get() != null);
+      assertThat(io.grpc.Status.fromThrowable(fourth.error.get()).getCode())
+          .isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(fourth.received).isEmpty();
+
+      backend.generation.set(1);
+      server.publish();
+      await()
+          .atMost(DEADLINE)
+          .until(() -> streams.subList(0, 3).stream().allMatch(r -> r.received.size() == 2));
+      assertThat(streams.subList(0, 3)).allMatch(r -> r.error.get() == null);
+    } finally {
+      channel.shutdownNow();
+      server.stop();
+    }
+  }
+
+  @Test
+  void aConnectionWithoutCallsIsClosedAfterTheIdleLimitWhileOneWithAStreamIsKept()
+      throws Exception {
+    Devices backend = new Devices("test.jakri.io/idle", "idle", 1);
+    Path socket = dir.resolve("idle-1.sock");
+    ResourceServer server =
+        new ResourceServer(
+            backend,
+            socket,
+            group,
+            grpc,
+            new DevicePluginManager.Listener() {},
+            new ResourceServer.Limits(8, 32, Duration.ofMillis(500), Duration.ofSeconds(10)));
+    server.start();
+    ManagedChannel idle = channelTo(socket);
+    ManagedChannel watching = channelTo(socket);
+    try {
+      Recorded stream = new Recorded();
+      DevicePluginGrpc.newStub(watching).listAndWatch(Empty.getDefaultInstance(), stream);
+      await().atMost(DEADLINE).until(() -> stream.received.size() == 1);
+      await().atMost(DEADLINE).until(() -> idle.getState(true) == io.grpc.ConnectivityState.READY);
+
+      // The server's GOAWAY for the idle connection takes the channel back to IDLE.
+      await().atMost(DEADLINE).until(() -> idle.getState(false) == io.grpc.ConnectivityState.IDLE);
+      await()
+          .during(Duration.ofSeconds(2))
+          .atMost(Duration.ofSeconds(5))
+          .until(
+              () ->
+                  watching.getState(false) == io.grpc.ConnectivityState.READY
+                      && stream.error.get() == null);
+    } finally {
+      idle.shutdownNow();
+      watching.shutdownNow();
+      server.stop();
+    }
+  }
+
   private static final class Devices implements ResourceBackend {
     final String resource;
     final String stem;

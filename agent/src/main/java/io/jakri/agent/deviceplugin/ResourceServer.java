@@ -26,6 +26,8 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +60,9 @@ final class ResourceServer {
           .setPreStartRequired(false)
           .setGetPreferredAllocationAvailable(true)
           .build();
+
+  private static final Set<PosixFilePermission> OWNER_ONLY =
+      PosixFilePermissions.fromString("rw-------");
 
   private final ResourceBackend backend;
   private final Path socket;
@@ -132,6 +137,16 @@ final class ResourceServer {
 
   void start() throws IOException {
     server.start();
+    try {
+      // Only the socket's owner (the agent's user; the kubelet runs as root) may connect.
+      Files.setPosixFilePermissions(socket, OWNER_ONLY);
+    } catch (IOException | UnsupportedOperationException e) {
+      LOG.warn(
+          "resource {}: could not make {} owner-only: {}",
+          backend.resourceName(),
+          socket,
+          e.toString());
+    }
     boundFile = fileKey(socket);
     LOG.debug("resource {}: serving on {}", backend.resourceName(), socket);
   }

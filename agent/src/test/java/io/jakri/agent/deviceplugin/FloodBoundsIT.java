@@ -262,6 +262,9 @@ class FloodBoundsIT {
           await().atMost(DEADLINE).until(() -> r.received.size() == 1);
         }
       }
+      assertThat(Files.getPosixFilePermissions(socket))
+          .as("only the owner may connect")
+          .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
       Recorded fourth = streams.get(3);
       await().atMost(DEADLINE).until(() -> fourth.error.get() != null);
       assertThat(io.grpc.Status.fromThrowable(fourth.error.get()).getCode())

@@ -2,10 +2,11 @@ package io.jakri.bench;
 
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.jakri.handler.zeroconf.AvahiPeer;
+import io.jakri.handler.zeroconf.BareJmdns;
 import io.jakri.kubelet.emulator.EmulatorListener;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -17,9 +18,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
-import javax.jmdns.JmDNS;
-import javax.jmdns.ServiceEvent;
-import javax.jmdns.ServiceListener;
 
 /**
  * Zeroconf publish → advertised: a service published with {@code avahi-publish -s} (an avahi-daemon
@@ -51,8 +49,8 @@ final class ZeroconfBench {
     Path root = Files.createDirectories(work.resolve("zc"));
     AvahiPeer peer;
     try {
-      peer = AvahiPeer.start(root);
-    } catch (IOException e) {
+      peer = AvahiPeer.start();
+    } catch (AvahiPeer.Unavailable e) {
       return Optional.of(e.getMessage());
     }
     try (peer) {
@@ -89,22 +87,7 @@ final class ZeroconfBench {
             }
           });
       emulator.start();
-      Map<String, Long> resolvedAt = new ConcurrentHashMap<>();
-      JmDNS jmdns = JmDNS.create(InetAddress.getByName(peer.hostAddress()), "jakri-bench-floor");
-      jmdns.addServiceListener(
-          TYPE + ".local.",
-          new ServiceListener() {
-            @Override
-            public void serviceAdded(ServiceEvent event) {}
-
-            @Override
-            public void serviceRemoved(ServiceEvent event) {}
-
-            @Override
-            public void serviceResolved(ServiceEvent event) {
-              resolvedAt.putIfAbsent(event.getName(), System.nanoTime());
-            }
-          });
+      BareJmdns jmdns = new BareJmdns(peer.hostAddress(), TYPE);
       List<String> args =
           List.of(
               "-jar",
@@ -123,17 +106,18 @@ final class ZeroconfBench {
       try (ChildJvm agent =
           ChildJvm.start(agentJvm, options.agentEnv(), args, root.resolve("agent.log"))) {
         // Both browsers up and answering before timing starts: one service seen by both.
-        peer.publish("warm-up", TYPE, 9000);
-        await(() -> advertisedAt.containsKey(1) && resolvedAt.containsKey("warm-up"), agent);
+        // Published services end with the peer.
+        peer.publish("warm-up", TYPE, 9000, List.of());
+        await(() -> advertisedAt.containsKey(1) && jmdns.resolvedAt("warm-up").isPresent(), agent);
         List<Double> handler = new ArrayList<>();
         List<Double> floor = new ArrayList<>();
         for (int k = 1; k <= publishes; k++) {
           String name = "svc-" + k;
           int want = k + 1;
-          long t0 = peer.publish(name, TYPE, 9000 + k);
-          await(() -> advertisedAt.containsKey(want) && resolvedAt.containsKey(name), agent);
+          long t0 = peer.publish(name, TYPE, 9000 + k, List.of()).startedNanos;
+          await(() -> advertisedAt.containsKey(want) && jmdns.resolvedAt(name).isPresent(), agent);
           handler.add((advertisedAt.get(want) - t0) / 1e6);
-          floor.add((resolvedAt.get(name) - t0) / 1e6);
+          floor.add((jmdns.resolvedAt(name).orElseThrow() - t0) / 1e6);
         }
         System.out.printf("  zeroconf: agent %s ms, bare JmDNS %s ms%n", handler, floor);
         add.accept("zeroconf_publish_to_advertised_ms", Stats.median(handler));

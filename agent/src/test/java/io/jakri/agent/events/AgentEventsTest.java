@@ -2,6 +2,7 @@ package io.jakri.agent.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.MutableClock;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
@@ -30,7 +31,7 @@ class AgentEventsTest {
           recorded.add(new Recorded(ref, "Warning", reason, message));
         }
       };
-  final TestClock clock = new TestClock();
+  final MutableClock clock = new MutableClock();
 
   AgentEvents agentEvents(int budget) {
     return new AgentEvents(

@@ -3,12 +3,13 @@ package io.jakri.agent.events;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.jakri.agent.MutableClock;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class BudgetTest {
 
-  final TestClock clock = new TestClock();
+  final MutableClock clock = new MutableClock();
 
   @Test
   void grantsUpToMaxPerTrailingWindowThenAgainAsTheOldestLeave() {

@@ -2,12 +2,13 @@ package io.jakri.agent.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.MutableClock;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class ConflictStormsTest {
 
-  final TestClock clock = new TestClock();
+  final MutableClock clock = new MutableClock();
   final ConflictStorms storms = new ConflictStorms(clock, 3, Duration.ofSeconds(60), 100);
 
   @Test

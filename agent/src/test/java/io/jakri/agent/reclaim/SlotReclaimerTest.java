@@ -2,6 +2,7 @@ package io.jakri.agent.reclaim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.MutableClock;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceUpdates;

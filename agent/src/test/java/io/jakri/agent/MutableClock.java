@@ -1,4 +1,4 @@
-package io.jakri.agent.reclaim;
+package io.jakri.agent;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,15 +6,19 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock that moves only when a test advances it. */
-final class MutableClock extends Clock {
+/** A clock that moves only when a test advances it. Thread-safe. */
+public final class MutableClock extends Clock {
   private volatile Instant now;
 
-  MutableClock(Instant start) {
+  public MutableClock() {
+    this(Instant.parse("2026-01-01T00:00:00Z"));
+  }
+
+  public MutableClock(Instant start) {
     this.now = start;
   }
 
-  void advance(Duration d) {
+  public void advance(Duration d) {
     now = now.plus(d);
   }
 

@@ -1,15 +1,11 @@
 package io.jakri.agent;
 
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.joran.JoranConfigurator;
-import ch.qos.logback.core.joran.spi.JoranException;
-import ch.qos.logback.core.joran.util.ConfigurationWatchListUtil;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.validate.Validator;
+import io.jakri.logging.LogFormat;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.URISyntaxException;
-import java.net.URL;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +15,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -95,7 +90,7 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    logFormat.apply(common.nodeName());
+    logFormat.apply(Optional.of(common.nodeName()));
     int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {
       if (config != null) {
@@ -208,102 +203,6 @@ public final class Main implements Callable<Integer> {
     return Path.of("plugins");
   }
 
-  /**
-   * The {@code --log-format} choices. {@code logback.xml} includes {@code logback-<format>.xml} for
-   * the format {@code JAKRI_LOG_FORMAT} names (default {@code text}); logback reads that when it
-   * initialises, which may be before the flag is parsed, so {@link #apply} configures it again when
-   * the flag chose another format.
-   */
-  public enum LogFormat {
-    /** {@code HH:mm:ss.SSS LEVEL [thread] Logger - message} lines on stderr. */
-    TEXT,
-    /**
-     * One JSON object per line on stdout: {@code timestamp}, {@code level}, {@code logger}, {@code
-     * thread}, {@code message}, MDC entries and SLF4J key-values as fields, {@code stack_trace}.
-     */
-    JSON;
-
-    /** The logback variable (system property, context property or env var) naming the appender. */
-    public static final String VARIABLE = "JAKRI_LOG_FORMAT";
-
-    /** The logback context property the JSON lines' {@code node} field comes from. */
-    public static final String NODE_PROPERTY = "JAKRI_NODE";
-
-    /** Reads {@code text} or {@code json}, in any case, for picocli. */
-    public static final class Converter implements CommandLine.ITypeConverter<LogFormat> {
-      @Override
-      public LogFormat convert(String value) {
-        for (LogFormat format : values()) {
-          if (format.appenderName().equalsIgnoreCase(value.strip())) {
-            return format;
-          }
-        }
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a log format (use text or json)");
-      }
-    }
-
-    /** The appender's name in {@code logback.xml}. */
-    public String appenderName() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    /**
-     * Makes logback log in this format (initialising it if nothing did yet). Call from the
-     * composition root before anything logs; not thread-safe against concurrent logging.
-     */
-    void apply() {
-      if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
-        apply(context);
-      }
-    }
-
-    /** {@link #apply()}, with every JSON line naming {@code node} in its {@code node} field. */
-    void apply(String node) {
-      if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
-        apply(context, node);
-      }
-    }
-
-    /**
-     * Configures {@code context} again from the shipped {@code logback.xml}, with {@link #VARIABLE}
-     * set to this format, when that file configured it and its root logger does not write through
-     * this format's appender. Does nothing otherwise (idempotent; a custom {@code
-     * -Dlogback.configurationFile} is left alone). Returns whether it reconfigured.
-     */
-    boolean apply(LoggerContext context) {
-      return apply(context, "");
-    }
-
-    /**
-     * {@link #apply(LoggerContext)}, also configuring again when a JSON log does not yet name
-     * {@code node} (empty: no node field value).
-     */
-    boolean apply(LoggerContext context, String node) {
-      ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-      URL config = ConfigurationWatchListUtil.getMainWatchURL(context);
-      URL shipped = Main.class.getClassLoader().getResource("logback.xml");
-      boolean nodeKnown = this == TEXT || node.equals(context.getProperty(NODE_PROPERTY));
-      if (config == null
-          || !config.toString().equals(String.valueOf(shipped))
-          || (root.getAppender(appenderName()) != null && nodeKnown)) {
-        return false;
-      }
-      context.reset();
-      context.putProperty(VARIABLE, appenderName());
-      context.putProperty(NODE_PROPERTY, node);
-      JoranConfigurator configurator = new JoranConfigurator();
-      configurator.setContext(context);
-      try {
-        configurator.doConfigure(config);
-      } catch (JoranException e) {
-        // Logback keeps the failure in its status list; the agent runs on, logging or not.
-        return false;
-      }
-      return true;
-    }
-  }
-
   /** Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}. */
   static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
@@ -412,7 +311,7 @@ public final class Main implements Callable<Integer> {
       if (System.getenv("JAKRI_EMULATOR_LOG_LEVEL") == null) {
         System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
       }
-      logFormat.apply(nodeName);
+      logFormat.apply(Optional.of(nodeName));
       Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
       Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
       AgentOptions options =

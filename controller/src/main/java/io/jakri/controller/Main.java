@@ -1,15 +1,11 @@
 package io.jakri.controller;
 
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.joran.JoranConfigurator;
-import ch.qos.logback.core.joran.spi.JoranException;
-import ch.qos.logback.core.joran.util.ConfigurationWatchListUtil;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import java.net.URL;
+import io.jakri.logging.LogFormat;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -83,7 +79,7 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    logFormat.apply();
+    logFormat.apply(Optional.empty());
     // Looked up after the format is applied: the first lookup would initialise logback.
     Logger log = LoggerFactory.getLogger(Main.class);
     ControllerOptions defaults = ControllerOptions.defaults(namespace);
@@ -137,82 +133,6 @@ public final class Main implements Callable<Integer> {
       pool.awaitTermination(5, TimeUnit.SECONDS);
     }
     return 0;
-  }
-
-  /**
-   * The {@code --log-format} choices. {@code logback.xml} includes {@code logback-<format>.xml} for
-   * the format {@code JAKRI_LOG_FORMAT} names (default {@code text}); logback reads that when it
-   * initialises, which may be before the flag is parsed, so {@link #apply} configures it again when
-   * the flag chose another format.
-   */
-  public enum LogFormat {
-    /** {@code yyyy-MM-ddTHH:mm:ss.SSSZ LEVEL [thread] Logger - message} lines. */
-    TEXT,
-    /**
-     * One JSON object per line: {@code timestamp}, {@code level}, {@code logger}, {@code thread},
-     * {@code message}, MDC entries and SLF4J key-values as fields, {@code stack_trace}.
-     */
-    JSON;
-
-    /** The logback variable (system property, context property or env var) naming the format. */
-    public static final String VARIABLE = "JAKRI_LOG_FORMAT";
-
-    /** Reads {@code text} or {@code json}, in any case, for picocli. */
-    public static final class Converter implements CommandLine.ITypeConverter<LogFormat> {
-      @Override
-      public LogFormat convert(String value) {
-        for (LogFormat format : values()) {
-          if (format.appenderName().equalsIgnoreCase(value.strip())) {
-            return format;
-          }
-        }
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a log format (use text or json)");
-      }
-    }
-
-    /** The appender's name, and the suffix of the included {@code logback-<name>.xml}. */
-    public String appenderName() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    /**
-     * Makes logback log in this format (initialising it if nothing did yet). Call from the
-     * composition root before anything logs; not thread-safe against concurrent logging.
-     */
-    void apply() {
-      if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
-        apply(context);
-      }
-    }
-
-    /**
-     * Configures {@code context} again from the shipped {@code logback.xml}, with {@link #VARIABLE}
-     * set to this format, when that file configured it and its root logger does not write through
-     * this format's appender. Does nothing otherwise (idempotent; a custom {@code
-     * -Dlogback.configurationFile} is left alone). Returns whether it reconfigured.
-     */
-    boolean apply(LoggerContext context) {
-      ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
-      URL config = ConfigurationWatchListUtil.getMainWatchURL(context);
-      URL shipped = Main.class.getClassLoader().getResource("logback.xml");
-      if (config == null
-          || !config.toString().equals(String.valueOf(shipped))
-          || root.getAppender(appenderName()) != null) {
-        return false;
-      }
-      context.reset();
-      context.putProperty(VARIABLE, appenderName());
-      JoranConfigurator configurator = new JoranConfigurator();
-      configurator.setContext(context);
-      try {
-        configurator.doConfigure(config);
-      } catch (JoranException e) {
-        // Logback keeps the failure in its status list; the controller runs on, logging or not.
-        return false;
-      }
-      return true;
-    }
   }
 
   /** Parses {@code 90s}, {@code 5m}, {@code 1h}, {@code 250ms} or ISO-8601 ({@code PT5M}). */

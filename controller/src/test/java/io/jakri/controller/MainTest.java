@@ -3,6 +3,7 @@ package io.jakri.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.jakri.logging.LogFormat;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -30,7 +31,7 @@ class MainTest {
     assertThat(main.nodeGrace).isEqualTo(Duration.ofMinutes(5));
     assertThat(main.resync).isEqualTo(Duration.ofMinutes(5));
     if (System.getenv("JAKRI_LOG_FORMAT") == null) {
-      assertThat(main.logFormat).isEqualTo(Main.LogFormat.TEXT);
+      assertThat(main.logFormat).isEqualTo(LogFormat.TEXT);
     }
     new CommandLine(main).parseArgs("--namespace", "akri", "--pending-grace", "30s");
     assertThat(main.namespace).isEqualTo("akri");
@@ -41,9 +42,9 @@ class MainTest {
   void logFormatTakesTextOrJsonInAnyCase() {
     Main main = new Main();
     new CommandLine(main).parseArgs("--log-format", "JSON");
-    assertThat(main.logFormat).isEqualTo(Main.LogFormat.JSON);
+    assertThat(main.logFormat).isEqualTo(LogFormat.JSON);
     new CommandLine(main).parseArgs("--log-format=text");
-    assertThat(main.logFormat).isEqualTo(Main.LogFormat.TEXT);
+    assertThat(main.logFormat).isEqualTo(LogFormat.TEXT);
     assertThatThrownBy(() -> new CommandLine(new Main()).parseArgs("--log-format", "xml"))
         .isInstanceOf(CommandLine.ParameterException.class)
         .hasMessageContaining("use text or json");

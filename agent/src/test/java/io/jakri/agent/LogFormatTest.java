@@ -4,16 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.joran.JoranConfigurator;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.classic.spi.LoggingEvent;
-import ch.qos.logback.core.OutputStreamAppender;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.jakri.logging.LogFormat;
-import java.net.URL;
-import java.nio.charset.StandardCharsets;
+import io.jakri.logging.ShippedLogback;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -27,37 +20,16 @@ class LogFormatTest {
 
   @Test
   void theShippedConfigurationSwitchesToJsonLinesWithTheDocumentedFields() throws Exception {
-    URL shipped = LogFormatTest.class.getClassLoader().getResource("logback.xml");
-    LoggerContext context = new LoggerContext();
-    context.putProperty(LogFormat.VARIABLE, "text");
-    JoranConfigurator configurator = new JoranConfigurator();
-    configurator.setContext(context);
-    configurator.doConfigure(shipped);
-    ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    try {
-      assertThat(root.getAppender("text")).isNotNull();
+    try (ShippedLogback logback =
+        new ShippedLogback(
+            LogFormatTest.class.getClassLoader().getResource("logback.xml"), LogFormat.TEXT)) {
+      assertThat(logback.rootWritesTo("text")).isTrue();
 
-      assertThat(LogFormat.JSON.apply(context, Optional.of(shipped), Optional.of("node-a")))
-          .isTrue();
+      assertThat(logback.switchTo(LogFormat.JSON, Optional.of("node-a"))).isTrue();
 
-      assertThat(root.getAppender("text")).isNull();
-      assertThat(context.getLogger("io.grpc").getLevel()).isEqualTo(Level.WARN);
-      @SuppressWarnings("unchecked")
-      OutputStreamAppender<ILoggingEvent> json =
-          (OutputStreamAppender<ILoggingEvent>) root.getAppender("json");
-      LoggingEvent event =
-          new LoggingEvent(
-              LogFormatTest.class.getName(),
-              context.getLogger("io.jakri.agent.Example"),
-              Level.WARN,
-              "Instance {} went offline",
-              null,
-              new Object[] {"sim-8120fe"});
-      event.setThreadName("jakri-worker-1");
-      event.setMDCPropertyMap(Map.of());
-      JsonNode line =
-          new ObjectMapper()
-              .readTree(new String(json.getEncoder().encode(event), StandardCharsets.UTF_8));
+      assertThat(logback.rootWritesTo("text")).isFalse();
+      assertThat(logback.level("io.grpc")).hasValue(Level.WARN);
+      JsonNode line = logback.jsonLine("io.jakri.agent.Example", Map.of(), Map.of());
       assertThat(line.path("timestamp").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*");
       assertThat(line.path("level").asText()).isEqualTo("WARN");
       assertThat(line.path("logger").asText()).isEqualTo("io.jakri.agent.Example");
@@ -67,8 +39,6 @@ class LogFormatTest {
       assertThat(line.path("node").asText())
           .as("the agent's node on every line")
           .isEqualTo("node-a");
-    } finally {
-      context.stop();
     }
   }
 

@@ -3,16 +3,9 @@ package io.jakri.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.joran.JoranConfigurator;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.classic.spi.LoggingEvent;
-import ch.qos.logback.core.OutputStreamAppender;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.jakri.logging.LogFormat;
-import java.net.URL;
-import java.nio.charset.StandardCharsets;
+import io.jakri.logging.ShippedLogback;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -25,37 +18,16 @@ class LogFormatTest {
 
   @Test
   void theShippedConfigurationSwitchesToJsonLinesWithTheDocumentedFields() throws Exception {
-    URL shipped = LogFormatTest.class.getClassLoader().getResource("logback.xml");
-    LoggerContext context = new LoggerContext();
-    context.putProperty(LogFormat.VARIABLE, "text");
-    JoranConfigurator configurator = new JoranConfigurator();
-    configurator.setContext(context);
-    configurator.doConfigure(shipped);
-    ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    try {
-      assertThat(root.getAppender("text")).isNotNull();
+    try (ShippedLogback logback =
+        new ShippedLogback(
+            LogFormatTest.class.getClassLoader().getResource("logback.xml"), LogFormat.TEXT)) {
+      assertThat(logback.rootWritesTo("text")).isTrue();
 
-      assertThat(LogFormat.JSON.apply(context, Optional.of(shipped), Optional.of("node-a")))
-          .isTrue();
+      assertThat(logback.switchTo(LogFormat.JSON, Optional.of("node-a"))).isTrue();
 
-      assertThat(root.getAppender("text")).isNull();
-      assertThat(context.getLogger("io.fabric8").getLevel()).isEqualTo(Level.WARN);
-      @SuppressWarnings("unchecked")
-      OutputStreamAppender<ILoggingEvent> json =
-          (OutputStreamAppender<ILoggingEvent>) root.getAppender("json");
-      LoggingEvent event =
-          new LoggingEvent(
-              LogFormatTest.class.getName(),
-              context.getLogger("io.jakri.controller.Example"),
-              Level.WARN,
-              "Instance {} went offline",
-              null,
-              new Object[] {"sim-8120fe"});
-      event.setThreadName("jakri-worker-1");
-      event.setMDCPropertyMap(Map.of());
-      JsonNode line =
-          new ObjectMapper()
-              .readTree(new String(json.getEncoder().encode(event), StandardCharsets.UTF_8));
+      assertThat(logback.rootWritesTo("text")).isFalse();
+      assertThat(logback.level("io.fabric8")).hasValue(Level.WARN);
+      JsonNode line = logback.jsonLine("io.jakri.controller.Example", Map.of(), Map.of());
       assertThat(line.path("timestamp").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*");
       assertThat(line.path("level").asText()).isEqualTo("WARN");
       assertThat(line.path("logger").asText()).isEqualTo("io.jakri.controller.Example");
@@ -63,8 +35,6 @@ class LogFormatTest {
       assertThat(line.path("message").asText()).isEqualTo("Instance sim-8120fe went offline");
       assertThat(line.has(LogFormat.VARIABLE)).isFalse();
       assertThat(line.has("node")).as("the controller runs on no particular node").isFalse();
-    } finally {
-      context.stop();
     }
   }
 }

@@ -140,14 +140,7 @@ class FloodBoundsIT {
         new ResourceServer(
             backend, dir.resolve("big-1.sock"), group, grpc, new DevicePluginManager.Listener() {});
     server.start();
-    ManagedChannel channel =
-        NettyChannelBuilder.forAddress(
-                new DomainSocketAddress(dir.resolve("big-1.sock").toString()))
-            .channelType(EpollDomainSocketChannel.class)
-            .eventLoopGroup(group)
-            .executor(grpc)
-            .usePlaintext()
-            .build();
+    ManagedChannel channel = channelTo(dir.resolve("big-1.sock"));
     List<ListAndWatchResponse> received = new CopyOnWriteArrayList<>();
     AtomicReference<ClientCallStreamObserver<Empty>> call = new AtomicReference<>();
     try {

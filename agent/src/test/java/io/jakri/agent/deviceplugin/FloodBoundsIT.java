@@ -211,6 +211,15 @@ class FloodBoundsIT {
         .build();
   }
 
+  private ResourceServer serving(Devices backend, Path socket, ResourceServer.Limits limits)
+      throws java.io.IOException {
+    ResourceServer server =
+        new ResourceServer(
+            backend, socket, group, grpc, new DevicePluginManager.Listener() {}, limits);
+    server.start();
+    return server;
+  }
+
   /** Keeps what one ListAndWatch stream received and how it ended. */
   private static final class Recorded implements StreamObserver<ListAndWatchResponse> {
     final List<ListAndWatchResponse> received = new CopyOnWriteArrayList<>();
@@ -236,14 +245,10 @@ class FloodBoundsIT {
     Devices backend = new Devices("test.jakri.io/few", "few", 2);
     Path socket = dir.resolve("few-1.sock");
     ResourceServer server =
-        new ResourceServer(
+        serving(
             backend,
             socket,
-            group,
-            grpc,
-            new DevicePluginManager.Listener() {},
             new ResourceServer.Limits(3, 32, Duration.ofMinutes(5), Duration.ofSeconds(10)));
-    server.start();
     ManagedChannel channel = channelTo(socket);
     try {
       List<Recorded> streams = new ArrayList<>();
@@ -282,14 +287,10 @@ class FloodBoundsIT {
     Devices backend = new Devices("test.jakri.io/idle", "idle", 1);
     Path socket = dir.resolve("idle-1.sock");
     ResourceServer server =
-        new ResourceServer(
+        serving(
             backend,
             socket,
-            group,
-            grpc,
-            new DevicePluginManager.Listener() {},
             new ResourceServer.Limits(8, 32, Duration.ofMillis(500), Duration.ofSeconds(10)));
-    server.start();
     ManagedChannel idle = channelTo(socket);
     ManagedChannel watching = channelTo(socket);
     try {

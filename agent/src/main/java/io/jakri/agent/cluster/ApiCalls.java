@@ -14,7 +14,12 @@ public final class ApiCalls {
   public enum Verb {
     GET,
     CREATE,
+    /**
+     * A write guarded by the resourceVersion the change was computed from (a PUT, or a JSON patch
+     * that sets {@code metadata.resourceVersion}): fails with 409 when someone else wrote first.
+     */
     UPDATE,
+    /** An unconditional patch (status). */
     PATCH,
     DELETE
   }

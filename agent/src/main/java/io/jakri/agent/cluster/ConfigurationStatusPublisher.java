@@ -2,6 +2,8 @@ package io.jakri.agent.cluster;
 
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -12,6 +14,7 @@ import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.Configuration;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,9 +40,13 @@ import org.slf4j.LoggerFactory;
  * key); the aggregated conditions are a pure function of all entries, with node names sorted and
  * transition times kept while a condition's status holds, so agents that see the same entries write
  * the same conditions and converge instead of fighting. Writes happen only when something differs
- * from the last seen object. Failures are logged and retried on the next change or after a backoff.
- * Also reports each new problem of this node through {@link Warnings}. Thread-safe; work is
- * coalesced onto the scheduler.
+ * from the last seen object (and differs from what this agent last sent on that same object), and
+ * at most once per interval (1 s by default) however fast changes arrive; each write is one patch,
+ * with no read before it. A write that would only correct the Instance count waits 1–3 intervals (a
+ * delay fixed per node name) for another agent's correction to arrive first, so a burst of new
+ * Instances costs a few status writes in all rather than a few per agent. Failures are logged and
+ * retried on the next change or after a backoff. Also reports each new problem of this node through
+ * {@link Warnings}. Thread-safe; work is coalesced onto the scheduler.
  */
 public final class ConfigurationStatusPublisher implements AutoCloseable {
 
@@ -65,9 +72,26 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final ApiCalls calls;
+  private final Duration interval;
   private final AtomicBoolean pending = new AtomicBoolean();
   private final Map<String, String> reported = new HashMap<>();
+  private final Map<String, Written> written = new HashMap<>();
+  private final Map<String, Stale> staleCounts = new HashMap<>();
+  private final long countDelayMs;
+  private volatile long lastPass = Long.MIN_VALUE / 2;
   private volatile boolean closed;
+
+  /** The default least time between two publish passes. */
+  public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
+
+  /** Delay of the first pass after a quiet period. */
+  private static final long QUICK_MS = 50;
+
+  /** Since when (clock millis) the status at a resourceVersion has shown a wrong Instance count. */
+  private record Stale(String resourceVersion, long since) {}
+
+  /** The last patch sent for a Configuration and the resourceVersion of the status it was on. */
+  private record Written(String resourceVersion, String patch) {}
 
   public ConfigurationStatusPublisher(
       KubernetesClient client,
@@ -80,6 +104,41 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
       ScheduledExecutorService scheduler,
       Clock clock,
       ApiCalls calls) {
+    this(
+        client,
+        namespace,
+        node,
+        watcher,
+        discovery,
+        instances,
+        warnings,
+        scheduler,
+        clock,
+        calls,
+        DEFAULT_INTERVAL);
+  }
+
+  /**
+   * @param interval the least time between two publish passes: changes arriving in a burst (100
+   *     Instances appearing, each changing the count) are coalesced into one pass per interval
+   */
+  public ConfigurationStatusPublisher(
+      KubernetesClient client,
+      String namespace,
+      String node,
+      ConfigurationWatcher watcher,
+      Supplier<Map<String, DiscoveryManager.ConfigurationStatus>> discovery,
+      InstanceStore instances,
+      Warnings warnings,
+      ScheduledExecutorService scheduler,
+      Clock clock,
+      ApiCalls calls,
+      Duration interval) {
+    this.interval = interval;
+    // Each node waits a different time (from its name) before correcting only the count, so in a
+    // burst the first correction reaches the others through the watch before they send theirs.
+    this.countDelayMs =
+        interval.toMillis() + Math.floorMod(node.hashCode(), 2 * Math.max(1, interval.toMillis()));
     this.client = client;
     this.namespace = namespace;
     this.node = node;
@@ -92,10 +151,15 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     this.calls = calls;
   }
 
-  /** Asks for a publish pass soon; cheap, callable from any thread. */
+  /**
+   * Asks for a publish pass: after 50 ms when the last pass is at least the interval ago, else when
+   * the interval since the last pass is over. Cheap, callable from any thread; calls before the
+   * pass runs are coalesced into it.
+   */
   public void changed() {
     if (!closed && pending.compareAndSet(false, true)) {
-      scheduler.schedule(this::publish, 50, TimeUnit.MILLISECONDS);
+      long wait = Math.max(QUICK_MS, lastPass + interval.toMillis() - clock.millis());
+      scheduler.schedule(this::publish, wait, TimeUnit.MILLISECONDS);
     }
   }
 
@@ -108,6 +172,7 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
   record NodeEntry(String state, String message, int devices) {}
 
   private synchronized void publish() {
+    lastPass = clock.millis();
     pending.set(false);
     if (closed) {
       return;
@@ -140,6 +205,8 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
       }
     }
     reported.keySet().retainAll(watcher.known().keySet());
+    written.keySet().retainAll(watcher.known().keySet());
+    staleCounts.keySet().retainAll(watcher.known().keySet());
     if (failed && !closed) {
       scheduler.schedule(this::changed, 2, TimeUnit.SECONDS);
     }
@@ -228,9 +295,15 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     List<Object> conditions = new ArrayList<>(ownConditions);
     conditions.addAll(foreignConditions);
     boolean countSame = Objects.equals(number(status.get("instances")), (long) instanceCount);
+    String seenVersion = k.resource().getMetadata().getResourceVersion();
     if (ownSame && conditionsSame && countSame) {
+      staleCounts.remove(k.name());
       return;
     }
+    if (ownSame && conditionsSame && countDeferred(k.name(), seenVersion)) {
+      return;
+    }
+    staleCounts.remove(k.name());
     // A JSON patch, not a merge patch: "add" replaces exactly the members named and leaves the
     // other nodes' entries alone on every server (the mock server's merge patch concatenates
     // lists, which made conditions grow on each write).
@@ -253,15 +326,51 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
       ops.add(op("/status/observedGeneration", k.generation()));
     }
     String json = client.getKubernetesSerialization().asJson(ops);
+    // The same patch on the same status we already patched: our write has not come back through
+    // the watch yet, and sending it again would change nothing.
+    Written last = written.get(k.name());
+    if (last != null
+        && Objects.equals(last.resourceVersion(), seenVersion)
+        && last.patch().equals(json)) {
+      return;
+    }
+    // The target names the Configuration, so the client sends the patch without reading it first.
+    GenericKubernetesResource target = new GenericKubernetesResource();
+    target.setApiVersion(Configuration.GROUP + "/" + Configuration.VERSION);
+    target.setKind("Configuration");
+    target.setMetadata(new ObjectMetaBuilder().withName(k.name()).withNamespace(namespace).build());
     calls.count(ApiCalls.Verb.PATCH);
     client
         .genericKubernetesResources(
             Configuration.GROUP + "/" + Configuration.VERSION, "Configuration")
         .inNamespace(namespace)
-        .withName(k.name())
+        .resource(target)
         .subresource("status")
         .patch(PatchContext.of(PatchType.JSON), json);
+    written.put(k.name(), new Written(seenVersion, json));
     LOG.debug("configuration {}/{}: status written ({})", namespace, k.name(), own.state());
+  }
+
+  /**
+   * Whether to hold back a write whose only change is the Instance count: every agent sees the same
+   * Instances, so one agent's correction serves all. A status version showing a wrong count is
+   * corrected only after it has stood for this node's count delay; a pass is scheduled for then.
+   */
+  private boolean countDeferred(String configuration, String seenVersion) {
+    long now = clock.millis();
+    Stale stale = staleCounts.get(configuration);
+    if (stale == null || !Objects.equals(stale.resourceVersion(), seenVersion)) {
+      stale = new Stale(seenVersion, now);
+      staleCounts.put(configuration, stale);
+    }
+    long wait = stale.since() + countDelayMs - now;
+    if (wait <= 0) {
+      return false;
+    }
+    if (!closed) {
+      scheduler.schedule(this::changed, wait, TimeUnit.MILLISECONDS);
+    }
+    return true;
   }
 
   private static Map<String, Object> op(String path, Object value) {

@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.jakri.agent.instance.Instance;
@@ -32,11 +34,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Reads are served from a cache fed by an informer (one watch for all Instances) and by the
  * results of this agent's own writes, whichever is newer by resourceVersion, so a read right after
- * a write sees it. Writes go to the API server with the cached resourceVersion (a PUT that the
- * server rejects with 409 when someone else wrote first); on a conflict the Instance is read afresh
- * (one GET) before {@link StoreException.Conflict} is thrown, so the caller's retry starts from
- * current state. Thread-safe; listeners are called from the informer thread or the writing thread,
- * and each call reflects a state at least as new as the previous one for that Instance.
+ * a write sees it. Writes go to the API server with the cached resourceVersion (a JSON patch of the
+ * changed slots and nodes, or a PUT when more changed, which the server rejects with 409 when
+ * someone else wrote first); on a conflict the Instance is read afresh (one GET) before {@link
+ * StoreException.Conflict} is thrown, so the caller's retry starts from current state. Thread-safe;
+ * listeners are called from the informer thread or the writing thread, and each call reflects a
+ * state at least as new as the previous one for that Instance.
  */
 public final class KubernetesInstanceStore implements InstanceStore, AutoCloseable {
 
@@ -54,7 +57,7 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
   private volatile SharedIndexInformer<io.jakri.crd.Instance> informer;
 
   /** One cached Instance: the agent's view and the resource it came from. */
-  private record Cached(Instance value, io.jakri.crd.Instance resource) {}
+  record Cached(Instance value, io.jakri.crd.Instance resource) {}
 
   /**
    * @param owners the owner reference for an Instance of the named Configuration (its uid comes
@@ -158,6 +161,12 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
   @Override
   public Instance update(Instance instance) throws StoreException {
     Cached current = cache.get(instance.name());
+    if (current != null && current.value().version() == instance.version()) {
+      Optional<List<Map<String, Object>>> ops = patchOps(current, instance);
+      if (ops.isPresent()) {
+        return patch(instance, ops.get());
+      }
+    }
     ObjectMeta meta =
         current == null
             ? new ObjectMetaBuilder().withName(instance.name()).withNamespace(namespace).build()
@@ -172,6 +181,68 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     } catch (KubernetesClientException e) {
       throw failure("update", instance.name(), e);
     }
+  }
+
+  /**
+   * Writes only the changed members of the spec (slot claims and releases, the node list) as a JSON
+   * patch whose first operation sets {@code metadata.resourceVersion} to the version the change was
+   * computed from: the API server (and the fabric8 mock server) reject a patch whose resulting
+   * resourceVersion differs from the stored one with 409, exactly as they reject a stale PUT. The
+   * request carries the patch only, not the whole Instance, and needs no prior GET.
+   */
+  private Instance patch(Instance instance, List<Map<String, Object>> ops) throws StoreException {
+    io.jakri.crd.Instance target = new io.jakri.crd.Instance();
+    target.setMetadata(
+        new ObjectMetaBuilder().withName(instance.name()).withNamespace(namespace).build());
+    String json = client.getKubernetesSerialization().asJson(ops);
+    try {
+      calls.count(ApiCalls.Verb.UPDATE);
+      return offer(resources().resource(target).patch(PatchContext.of(PatchType.JSON), json));
+    } catch (KubernetesClientException e) {
+      throw failure("update", instance.name(), e);
+    }
+  }
+
+  /**
+   * The JSON patch turning the cached resource into {@code desired}, when the change is confined to
+   * slot usages and nodes (the claims, releases and joins agents make all the time); empty when a
+   * whole-object replacement is needed.
+   */
+  static Optional<List<Map<String, Object>>> patchOps(Cached current, Instance desired) {
+    Instance base = current.value();
+    InstanceSpec spec = current.resource().getSpec();
+    if (spec == null
+        || spec.getDeviceUsage() == null
+        || spec.getNodes() == null
+        || base.capacity() != desired.capacity()
+        || base.shared() != desired.shared()
+        || !base.configurationName().equals(desired.configurationName())
+        || !base.brokerProperties().equals(desired.brokerProperties())
+        || !spec.getDeviceUsage().keySet().equals(desired.deviceUsage().keySet())) {
+      return Optional.empty();
+    }
+    List<Map<String, Object>> ops = new ArrayList<>();
+    ops.add(op("replace", "/metadata/resourceVersion", Long.toString(base.version())));
+    if (!base.nodes().equals(desired.nodes())) {
+      ops.add(op("add", "/spec/nodes", new ArrayList<>(desired.nodes())));
+    }
+    desired
+        .deviceUsage()
+        .forEach(
+            (slot, usage) -> {
+              if (!usage.equals(base.deviceUsage().get(slot))) {
+                ops.add(op("add", "/spec/deviceUsage/" + JsonPointer.escape(slot), usage.print()));
+              }
+            });
+    return Optional.of(ops);
+  }
+
+  private static Map<String, Object> op(String op, String path, Object value) {
+    Map<String, Object> m = new LinkedHashMap<>(4);
+    m.put("op", op);
+    m.put("path", path);
+    m.put("value", value);
+    return m;
   }
 
   @Override
@@ -243,6 +314,12 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
 
   /** Caches {@code resource} unless a newer version is cached; tells listeners when it changed. */
   private Instance offer(io.jakri.crd.Instance resource) {
+    // Most watch events are echoes of this agent's own writes, already cached from the write's
+    // response: skip converting them.
+    Cached known = cache.get(resource.getMetadata().getName());
+    if (known != null && known.value().version() >= version(resource)) {
+      return known.value();
+    }
     Instance value = toInstance(resource);
     Cached next = new Cached(value, resource);
     boolean[] changed = {false};
@@ -251,8 +328,7 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
             value.name(),
             (k, old) -> {
               if (old == null || old.value().version() < value.version()) {
-                changed[0] =
-                    old == null || !old.value().withVersion(0).equals(value.withVersion(0));
+                changed[0] = old == null || !old.value().sameContent(value);
                 return next;
               }
               return old;

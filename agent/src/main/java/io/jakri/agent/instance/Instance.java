@@ -1,13 +1,14 @@
 package io.jakri.agent.instance;
 
+import java.util.AbstractMap;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.SortedSet;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -15,7 +16,8 @@ import java.util.TreeSet;
  * agents coordinate through). Immutable; {@code version} is the store's optimistic-concurrency
  * token (the resourceVersion in cluster mode), 0 for a not-yet-stored Instance.
  *
- * @param deviceUsage slot id to usage, one entry per slot {@code <name>-0 .. <name>-(capacity-1)}
+ * @param deviceUsage slot id to usage, one entry per slot {@code <name>-0 .. <name>-(capacity-1)},
+ *     iterated in slot order
  * @param brokerProperties the device's properties merged with the Configuration's brokerProperties
  *     (the latter win), as Akri stores them
  */
@@ -40,13 +42,72 @@ public record Instance(
       throw new IllegalArgumentException("capacity must be at least 1: " + capacity);
     }
     nodes = Collections.unmodifiableSortedSet(new TreeSet<>(nodes));
-    TreeMap<String, SlotUsage> usage = new TreeMap<>(SLOT_ORDER);
-    for (int n = 0; n < capacity; n++) {
-      String slot = InstanceNames.slotId(name, n);
-      usage.put(slot, deviceUsage.getOrDefault(slot, SlotUsage.Free.INSTANCE));
+    if (!(deviceUsage instanceof Slots s && s.fits(name, capacity))) {
+      deviceUsage = Slots.of(name, capacity, deviceUsage);
     }
-    deviceUsage = Collections.unmodifiableSortedMap(usage);
     brokerProperties = Collections.unmodifiableMap(new LinkedHashMap<>(brokerProperties));
+  }
+
+  /**
+   * The immutable slot map of an Instance: exactly the slots {@code <name>-0 ..
+   * <name>-(capacity-1)} in that order. Copies of an Instance that keep its name and capacity share
+   * it instead of rebuilding and re-sorting it.
+   */
+  private static final class Slots extends AbstractMap<String, SlotUsage> {
+    private final String name;
+    private final int capacity;
+    private final Map<String, SlotUsage> usage;
+
+    private Slots(String name, int capacity, Map<String, SlotUsage> usage) {
+      this.name = name;
+      this.capacity = capacity;
+      this.usage = usage;
+    }
+
+    static Slots of(String name, int capacity, Map<String, SlotUsage> given) {
+      Map<String, SlotUsage> usage = new LinkedHashMap<>(capacity * 2);
+      for (int n = 0; n < capacity; n++) {
+        String slot = InstanceNames.slotId(name, n);
+        SlotUsage u = given.get(slot);
+        usage.put(slot, u == null ? SlotUsage.Free.INSTANCE : u);
+      }
+      return new Slots(name, capacity, Collections.unmodifiableMap(usage));
+    }
+
+    boolean fits(String otherName, int otherCapacity) {
+      return capacity == otherCapacity && name.equals(otherName);
+    }
+
+    @Override
+    public Set<Map.Entry<String, SlotUsage>> entrySet() {
+      return usage.entrySet();
+    }
+
+    @Override
+    public SlotUsage get(Object key) {
+      return usage.get(key);
+    }
+
+    @Override
+    public boolean containsKey(Object key) {
+      return usage.containsKey(key);
+    }
+
+    @Override
+    public int size() {
+      return capacity;
+    }
+  }
+
+  /** Whether this and {@code other} have the same content apart from {@link #version()}. */
+  public boolean sameContent(Instance other) {
+    return capacity == other.capacity
+        && shared == other.shared
+        && name.equals(other.name)
+        && configurationName.equals(other.configurationName)
+        && nodes.equals(other.nodes)
+        && (deviceUsage == other.deviceUsage || deviceUsage.equals(other.deviceUsage))
+        && brokerProperties.equals(other.brokerProperties);
   }
 
   /** A new Instance seen first on {@code node}, all slots free. */

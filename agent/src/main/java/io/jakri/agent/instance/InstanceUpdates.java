@@ -73,7 +73,7 @@ public final class InstanceUpdates {
   }
 
   private static boolean sameContent(Instance a, Instance b) {
-    return a.withVersion(0).equals(b.withVersion(0));
+    return a.sameContent(b);
   }
 
   private void pause(int attempt) {

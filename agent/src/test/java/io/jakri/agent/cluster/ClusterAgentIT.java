@@ -118,11 +118,14 @@ class ClusterAgentIT {
         .untilAsserted(
             () -> {
               Configuration c = stored("widgets");
+              // Each node's entry arrives with its own write: absent is "not yet", not an error.
+              assertThat(c.getStatus()).isNotNull();
               assertThat(c.getStatus().getConditions())
                   .extracting(x -> x.getType() + "=" + x.getStatus())
                   .containsExactly(
                       "Discovering=True", "Invalid=False", "HandlerMissing=False", "Failed=False");
               assertThat(c.getStatus().getInstances()).isEqualTo(2);
+              assertThat(c.getStatus().getNodes()).containsKeys("n1", "n2");
               assertThat(c.getStatus().getNodes().get("n1").getDevices()).isEqualTo(2);
               assertThat(c.getStatus().getNodes().get("n2").getDevices()).isEqualTo(1);
             });

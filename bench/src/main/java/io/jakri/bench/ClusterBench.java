@@ -32,6 +32,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
@@ -181,7 +182,8 @@ final class ClusterBench {
     List<Double> inServer = new ArrayList<>();
     List<Double> after = new ArrayList<>();
     for (long[] w : allocates) {
-      inWindow(trace, w, false, "update instances")
+      // The agent claims with a resourceVersion-guarded JSON patch (a PUT for other changes).
+      inWindow(trace, w, false, Set.of("patch instances", "update instances"))
           .ifPresent(
               t -> {
                 before.add((t.start() - w[0]) / 1e6);
@@ -192,8 +194,8 @@ final class ClusterBench {
     List<Double> floorServer = new ArrayList<>();
     List<Double> floorClient = new ArrayList<>();
     for (long[] w : floors) {
-      Optional<Trace> get = inWindow(trace, w, true, "get instances");
-      Optional<Trace> put = inWindow(trace, w, true, "update instances");
+      Optional<Trace> get = inWindow(trace, w, true, Set.of("get instances"));
+      Optional<Trace> put = inWindow(trace, w, true, Set.of("update instances"));
       if (get.isPresent() && put.isPresent()) {
         double server = (get.get().end() - get.get().start() + put.get().end() - put.get().start());
         floorServer.add(server / 1e6);
@@ -208,9 +210,9 @@ final class ClusterBench {
   }
 
   private static Optional<Trace> inWindow(
-      List<Trace> trace, long[] window, boolean fromBench, String kind) {
+      List<Trace> trace, long[] window, boolean fromBench, Set<String> kinds) {
     return trace.stream()
-        .filter(t -> t.kind().equals(kind) && t.agent().startsWith(FLOOR_AGENT) == fromBench)
+        .filter(t -> kinds.contains(t.kind()) && t.agent().startsWith(FLOOR_AGENT) == fromBench)
         .filter(t -> t.start() >= window[0] && t.end() <= window[1])
         .findFirst();
   }
@@ -272,7 +274,8 @@ final class ClusterBench {
         add.accept("api_requests_per_device", total(perDevice) / (double) devices);
         long instanceWrites =
             perDevice.getOrDefault("create instances", 0L)
-                + perDevice.getOrDefault("update instances", 0L);
+                + perDevice.getOrDefault("update instances", 0L)
+                + perDevice.getOrDefault("patch instances", 0L);
         add.accept(
             "api_instance_writes_per_device_per_node", instanceWrites / (double) devices / agents);
         add.accept(

@@ -3,9 +3,10 @@ package io.jakri.agent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.jakri.agent.PluginJars;
 import io.jakri.agent.TestAgent;
-import io.jakri.agent.faults.plugins.FaultHandlers;
 import io.jakri.agent.instance.InstanceNames;
+import io.jakri.agent.testplugins.MisbehavingHandlers;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.EmulatorListener;
 import io.jakri.kubelet.emulator.Pod;
@@ -32,8 +33,11 @@ class FlappingIT {
   @Test
   void aFlappingDeviceKeepsItsInstanceAndConvergesWithoutAKubeletStorm() throws Exception {
     Path plugins = java.nio.file.Files.createDirectories(tmp.resolve("plugins"));
-    FaultPluginJars.plugin(
-        plugins.resolve("flap.jar"), "flap", ">=0.1.0", List.of(FaultHandlers.Flapping.class));
+    PluginJars.plugin(
+        plugins.resolve("flap.jar"),
+        "flap",
+        ">=0.1.0",
+        List.of(MisbehavingHandlers.Flapping.class));
     String present = "akri.sh/" + InstanceNames.instanceName("flap-p", "flap", true, "node-a");
     String absent = "akri.sh/" + InstanceNames.instanceName("flap-a", "flap", true, "node-a");
     int flaps = 50;

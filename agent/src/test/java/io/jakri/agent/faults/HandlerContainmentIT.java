@@ -3,11 +3,12 @@ package io.jakri.agent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.jakri.agent.PluginJars;
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.DiscoveryManager.State;
-import io.jakri.agent.faults.plugins.FaultHandlers;
 import io.jakri.agent.instance.InstanceNames;
+import io.jakri.agent.testplugins.MisbehavingHandlers;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.Pod;
 import java.nio.file.Path;
@@ -32,16 +33,16 @@ class HandlerContainmentIT {
   @Test
   void throwingHangingFloodingAndWideHandlersAreContainedWhileOthersKeepServing() throws Exception {
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
-    FaultPluginJars.plugin(
+    PluginJars.plugin(
         plugins.resolve("faults.jar"),
         "faults",
         ">=0.1.0",
         List.of(
-            FaultHandlers.Flooding.class,
-            FaultHandlers.Huge.class,
-            FaultHandlers.ValidateThrowing.class,
-            FaultHandlers.ValidateHanging.class,
-            FaultHandlers.CloseThrowing.class));
+            MisbehavingHandlers.Flooding.class,
+            MisbehavingHandlers.Huge.class,
+            MisbehavingHandlers.ValidateThrowing.class,
+            MisbehavingHandlers.ValidateHanging.class,
+            MisbehavingHandlers.CloseThrowing.class));
     // Not under @TempDir: the emulator may still write its checkpoint just after close (see
     // SECURITY.md), so the directory is removed with retries at the end.
     Path agentRoot = java.nio.file.Files.createTempDirectory("jakri-containment");

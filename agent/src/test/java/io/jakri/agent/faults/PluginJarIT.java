@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.Agent;
+import io.jakri.agent.PluginJars;
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.discovery.PluginHandlerRegistry.LoadProblem;
-import io.jakri.agent.faults.plugins.FaultHandlers;
 import io.jakri.agent.instance.InstanceNames;
+import io.jakri.agent.testplugins.MisbehavingHandlers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -38,7 +39,7 @@ class PluginJarIT {
   void hostilePluginJarsAreRefusedWithAReason() throws Exception {
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
     Path fakes = compileFakes(tmp.resolve("fakes"));
-    Map<String, byte[]> flapping = extension(FaultHandlers.Flapping.class);
+    Map<String, byte[]> flapping = extension(MisbehavingHandlers.Flapping.class);
 
     Map<String, byte[]> traversal = new LinkedHashMap<>(flapping);
     traversal.put("../../escaped.txt", "x".getBytes(StandardCharsets.UTF_8));
@@ -95,7 +96,7 @@ class PluginJarIT {
       // A jar dropped in later that claims an existing handler's name is refused for that name;
       // the handler loaded first keeps serving its Configuration.
       Path hijack = tmp.resolve("aaa-hijack.jar");
-      jar(hijack, "hijack", ">=0.1.0", extension(FaultHandlers.Impostor.class));
+      jar(hijack, "hijack", ">=0.1.0", extension(MisbehavingHandlers.Impostor.class));
       Files.move(hijack, plugins.resolve("aaa-hijack.jar"), StandardCopyOption.ATOMIC_MOVE);
       await()
           .atMost(Duration.ofSeconds(15))
@@ -120,7 +121,7 @@ class PluginJarIT {
   private static Map<String, byte[]> extension(Class<?> handler) throws IOException {
     Path jar = Files.createTempFile("ext", ".jar");
     try {
-      FaultPluginJars.plugin(jar, "x", "", List.of(handler));
+      PluginJars.plugin(jar, "x", "", List.of(handler));
       Map<String, byte[]> entries = new LinkedHashMap<>();
       try (JarFile file = new JarFile(jar.toFile())) {
         for (ZipEntry e : java.util.Collections.list(file.entries())) {
@@ -137,7 +138,7 @@ class PluginJarIT {
 
   private static void jar(Path jar, String id, String requires, Map<String, byte[]> entries)
       throws IOException {
-    FaultPluginJars.jar(
+    PluginJars.jar(
         jar,
         Map.of("Plugin-Id", id, "Plugin-Version", "0.1.0", "Plugin-Requires", requires),
         entries);

@@ -9,9 +9,10 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.jakri.agent.PluginJars;
 import io.jakri.agent.TestAgent;
-import io.jakri.agent.faults.plugins.FaultHandlers;
 import io.jakri.agent.instance.InstanceNames;
+import io.jakri.agent.testplugins.MisbehavingHandlers;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.EmulatorListener;
 import io.jakri.kubelet.emulator.Pod;
@@ -53,8 +54,11 @@ class SocketGibberishIT {
   @Test
   void gibberishHalfOpenAndStuckClientsLeaveTheAgentServing() throws Exception {
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
-    FaultPluginJars.plugin(
-        plugins.resolve("flap.jar"), "flap", ">=0.1.0", List.of(FaultHandlers.Flapping.class));
+    PluginJars.plugin(
+        plugins.resolve("flap.jar"),
+        "flap",
+        ">=0.1.0",
+        List.of(MisbehavingHandlers.Flapping.class));
     SplittableRandom random = new SplittableRandom(10);
     try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
       a.writeConfig(

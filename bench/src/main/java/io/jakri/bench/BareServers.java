@@ -51,7 +51,7 @@ public final class BareServers {
     ExecutorService executor = Executors.newFixedThreadPool(8);
     WatchService watcher = FileSystems.getDefault().newWatchService();
     dir.register(watcher, StandardWatchEventKinds.ENTRY_CREATE);
-    List<Server> servers = serveAndRegister(dir, n, group, executor, new ArrayList<>());
+    Served served = serveAndRegister(dir, n, group, executor, new Served(new ArrayList<>(), null));
     while (true) {
       WatchKey key = watcher.take();
       boolean kubelet = false;
@@ -60,15 +60,21 @@ public final class BareServers {
       }
       key.reset();
       if (kubelet) {
-        servers = serveAndRegister(dir, n, group, executor, servers);
+        served = serveAndRegister(dir, n, group, executor, served);
       }
     }
   }
 
-  private static List<Server> serveAndRegister(
-      Path dir, int n, EventLoopGroup group, ExecutorService executor, List<Server> old)
+  /** The servers of one kubelet generation and the channel they registered over. */
+  private record Served(List<Server> servers, ManagedChannel kubelet) {}
+
+  private static Served serveAndRegister(
+      Path dir, int n, EventLoopGroup group, ExecutorService executor, Served old)
       throws Exception {
-    old.forEach(Server::shutdownNow);
+    old.servers().forEach(Server::shutdownNow);
+    if (old.kubelet() != null) {
+      old.kubelet().shutdownNow();
+    }
     ManagedChannel kubelet =
         NettyChannelBuilder.forAddress(
                 new DomainSocketAddress(dir.resolve("kubelet.sock").toString()))
@@ -88,7 +94,7 @@ public final class BareServers {
     }
     starters.shutdown();
     starters.awaitTermination(10, java.util.concurrent.TimeUnit.MINUTES);
-    return servers;
+    return new Served(servers, kubelet);
   }
 
   private static void startAndRegister(

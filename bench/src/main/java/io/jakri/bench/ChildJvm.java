@@ -69,7 +69,12 @@ final class ChildJvm implements AutoCloseable {
 
   /** CPU time (user + system) the process has used so far, in ms. */
   long cpuMs() throws IOException {
-    String stat = Files.readString(Path.of("/proc", Long.toString(pid()), "stat"));
+    return cpuMs(Path.of("/proc", Long.toString(pid()), "stat"));
+  }
+
+  /** User + kernel CPU time in ms of the process whose {@code /proc/<pid>/stat} this is. */
+  static long cpuMs(Path procStat) throws IOException {
+    String stat = Files.readString(procStat);
     String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
     // fields[0] is field 3 (state); utime and stime are fields 14 and 15, in clock ticks (100/s).
     return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;

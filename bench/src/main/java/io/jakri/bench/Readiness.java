@@ -25,6 +25,12 @@ final class Readiness implements EmulatorListener {
   private final CountDownLatch done = new CountDownLatch(1);
   private volatile long doneAt;
   private volatile long firstRegisteredAt;
+  private volatile long startedAt;
+  private volatile long snapshots;
+  private volatile long registrations;
+  private volatile long rejections;
+  private volatile long streamEnds;
+  private volatile long deviceEntries;
 
   Readiness(int expected, ToIntFunction<String> required) {
     this.expected = expected;
@@ -36,12 +42,25 @@ final class Readiness implements EmulatorListener {
     if (registered.isEmpty()) {
       firstRegisteredAt = System.nanoTime();
     }
+    registrations++;
     registered.add(resource);
     ready.remove(resource);
   }
 
   @Override
+  public void registrationRejected(String resource, String reason) {
+    rejections++;
+  }
+
+  @Override
+  public void streamEnded(String resource) {
+    streamEnds++;
+  }
+
+  @Override
   public void snapshot(String resource, Map<String, String> devices) {
+    snapshots++;
+    deviceEntries += devices.size();
     if (!registered.contains(resource) || ready.contains(resource)) {
       return;
     }
@@ -73,6 +92,45 @@ final class Readiness implements EmulatorListener {
               + " registered) after "
               + timeout);
     }
+    return doneAt;
+  }
+
+  /** Register calls the kubelet accepted since this tracker was added. */
+  long registrations() {
+    return registrations;
+  }
+
+  /** Register calls the kubelet refused since this tracker was added. */
+  long rejections() {
+    return rejections;
+  }
+
+  /** ListAndWatch streams of current endpoints that ended since this tracker was added. */
+  long streamEnds() {
+    return streamEnds;
+  }
+
+  /** ListAndWatch messages the kubelet received since this tracker was added. */
+  long snapshots() {
+    return snapshots;
+  }
+
+  /** Devices in those messages, summed (what the kubelet decoded and checkpointed). */
+  long deviceEntries() {
+    return deviceEntries;
+  }
+
+  /** Marks when what is awaited began (System.nanoTime()). */
+  void started(long nanoTime) {
+    startedAt = nanoTime;
+  }
+
+  long startedAt() {
+    return startedAt;
+  }
+
+  /** System.nanoTime() when every expected resource was advertised. */
+  long doneAt() {
     return doneAt;
   }
 

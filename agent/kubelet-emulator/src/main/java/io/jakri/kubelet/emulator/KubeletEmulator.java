@@ -9,6 +9,7 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.SynchronizationContext;
+import io.grpc.netty.shaded.io.grpc.netty.InternalNettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -135,6 +136,8 @@ public final class KubeletEmulator implements AutoCloseable {
 
   // Guarded by checkpointLock: once set, queued checkpoint writes are dropped.
   private boolean checkpointsStopped;
+  // Guarded by lock: a checkpoint write is queued and has not read the state yet.
+  private boolean checkpointQueued;
 
   // Guarded by lock.
   private Lifecycle lifecycle = Lifecycle.NEW;
@@ -475,13 +478,17 @@ public final class KubeletEmulator implements AutoCloseable {
     }
     // The endpoint is relative to the dir (Go's filepath.Join: a leading '/' does not escape it).
     Path socket = Path.of(dir.toString(), request.getEndpoint()).normalize();
-    ManagedChannel channel =
+    NettyChannelBuilder builder =
         NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
             .channelType(EpollDomainSocketChannel.class)
             .eventLoopGroup(group)
             .executor(executor)
-            .usePlaintext()
-            .build();
+            .usePlaintext();
+    // One channel per plugin: without grpc-census on the class path, a builder with census on
+    // looks its classes up in vain each time (ClassNotFoundExceptions, measured with JFR).
+    InternalNettyChannelBuilder.setStatsEnabled(builder, false);
+    InternalNettyChannelBuilder.setTracingEnabled(builder, false);
+    ManagedChannel channel = builder.build();
     PluginEndpoint ep = null;
     synchronized (lock) {
       if (lifecycle == Lifecycle.RUNNING) {
@@ -1136,31 +1143,44 @@ public final class KubeletEmulator implements AutoCloseable {
     events.drain();
   }
 
+  /**
+   * Queues a checkpoint write unless one is queued that has not read the state yet: that one will
+   * write this change too. The state is read when the write runs, so a burst of registrations (each
+   * ListAndWatch message changes the registered devices) costs one serialization of every resource,
+   * not one per message; the file still follows every change, in order, since queued work runs one
+   * task at a time.
+   */
   private void saveCheckpointLocked() {
-    if (!writeCheckpoint) {
+    if (!writeCheckpoint || checkpointQueued) {
       return;
     }
-    Map<String, List<String>> registered = new TreeMap<>();
-    resources.forEach(
-        (name, rs) -> {
-          if (!rs.dropped) {
-            registered.put(name, List.copyOf(rs.devices.keySet()));
-          }
-        });
-    String json = Checkpoint.json(pods.values(), registered);
-    events.executeLater(
-        () -> {
-          checkpointLock.lock();
-          try {
-            if (!checkpointsStopped) {
-              Checkpoint.write(dir, json);
+    checkpointQueued = true;
+    events.executeLater(this::writeCheckpoint);
+  }
+
+  private void writeCheckpoint() {
+    String json;
+    synchronized (lock) {
+      checkpointQueued = false;
+      Map<String, List<String>> registered = new TreeMap<>();
+      resources.forEach(
+          (name, rs) -> {
+            if (!rs.dropped) {
+              registered.put(name, List.copyOf(rs.devices.keySet()));
             }
-          } catch (IOException e) {
-            log.warn("Could not write {}: {}", dir.resolve(CHECKPOINT_FILE), e.toString());
-          } finally {
-            checkpointLock.unlock();
-          }
-        });
+          });
+      json = Checkpoint.json(pods.values(), registered);
+    }
+    checkpointLock.lock();
+    try {
+      if (!checkpointsStopped) {
+        Checkpoint.write(dir, json);
+      }
+    } catch (IOException e) {
+      log.warn("Could not write {}: {}", dir.resolve(CHECKPOINT_FILE), e.toString());
+    } finally {
+      checkpointLock.unlock();
+    }
   }
 
   private static final class NamedDaemonThreads implements ThreadFactory {

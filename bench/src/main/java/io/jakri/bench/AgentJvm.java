@@ -19,10 +19,21 @@ final class AgentJvm {
           "-XX:TieredStopAtLevel=1",
           "-XX:ReservedCodeCacheSize=32m",
           "-Xss256k",
+          "-Xmn3m",
           "-XX:MaxRAM=512m",
           "-XX:MaxRAMPercentage=75",
           "-Dio.grpc.netty.useCustomAllocator=false",
           "-Dio.grpc.netty.shaded.io.netty.allocator.type=unpooled");
+
+  /**
+   * Added for cluster mode (what the chart runs): C1 compiles a method after a quarter of the usual
+   * invocations. Without it, the Allocate path (a slot claim through fabric8, Jackson and Vert.x)
+   * still ran interpreted after 600 Allocates, because the compile queue stays busy with the API
+   * client's code: JFR found half the agent's samples in interpreted frames, 5.8-6.4 ms of agent
+   * CPU per Allocate against 3.0-3.3 ms with it. It costs about 2 MB of idle RSS and 0.2 s of
+   * start-up CPU, which a standalone agent (0.3 ms per Allocate) need not pay.
+   */
+  static final List<String> CLUSTER_EXTRA = List.of("-XX:CompileThresholdScaling=0.25");
 
   /** Environment variables recommended for the chart's agent container (none needed). */
   static final Map<String, String> RECOMMENDED_ENV = Map.of();

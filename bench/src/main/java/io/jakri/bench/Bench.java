@@ -301,7 +301,14 @@ public final class Bench {
     }
     // A failure of one of these rows (their set-up has more moving parts: a mock API server, ten
     // agents, an avahi-daemon) is printed as "not measured" instead of costing every other row.
-    ClusterBench cluster = new ClusterBench(options, work, agentJvm, this::add);
+    List<String> clusterJvm = new ArrayList<>(agentJvm);
+    if (options.agentJvm.equals(AgentJvm.RECOMMENDED)) {
+      clusterJvm.addAll(AgentJvm.CLUSTER_EXTRA); // the chart's flags for cluster mode
+      if (options.scenarios.contains("cluster") || options.scenarios.contains("writes")) {
+        System.out.println("cluster-mode agents add " + AgentJvm.CLUSTER_EXTRA);
+      }
+    }
+    ClusterBench cluster = new ClusterBench(options, work, clusterJvm, this::add);
     if (options.scenarios.contains("cluster")) {
       attempt(
           "allocate_cluster_p50_ms",
@@ -469,7 +476,6 @@ public final class Bench {
     long cpu = child.cpuMs();
     long kubeletCpu = ChildJvm.cpuMs(SELF_STAT);
     Readiness again = restartOnce(h, expected, classDevices);
-    System.out.printf("TRACE restart %s %d %d%n", prefix, again.startedAt(), again.doneAt());
     add(prefix + "kubelet_restart_recovery_" + n + "_ms", ms(again.doneAt() - again.startedAt()));
     add(prefix + "kubelet_restart_recovery_cpu_" + n + "_ms", child.cpuMs() - cpu);
     add(

@@ -14,4 +14,6 @@ fi
 # raise the hard limit too; else the soft limit up to the hard one. The bench measures the largest
 # N that fits and says so.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+# This JVM stands in for the kubelet (and the API clients whose floors are measured): C1 only, so
+# its JIT compiler threads do not take the two cores from the agent (a kubelet is not JIT-compiled).
 exec java -XX:TieredStopAtLevel=1 -cp "bench/target/jakri-bench.jar:agent/target/jakri-agent.jar:bench/target/lib/*" io.jakri.bench.Bench "$@"

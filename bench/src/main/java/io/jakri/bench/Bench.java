@@ -38,7 +38,8 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,zeroconf,controller,scale,floor] [--bench-jar PATH] [--keep]}.
+ * idle,cluster,writes,zeroconf,controller,scale,floor] [--bench-jar PATH] [--keep] [--work-root
+ * DIR]}.
  */
 public final class Bench {
 

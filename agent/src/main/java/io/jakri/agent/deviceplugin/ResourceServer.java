@@ -24,6 +24,7 @@ import io.jakri.kubelet.v1beta1.PreferredAllocationRequest;
 import io.jakri.kubelet.v1beta1.PreferredAllocationResponse;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -150,7 +151,7 @@ final class ResourceServer {
           socket,
           e.toString());
     }
-    boundFile = SocketFiles.key(socket);
+    boundFile = SocketFiles.key(socket, LinkOption.NOFOLLOW_LINKS);
     LOG.debug("resource {}: serving on {}", backend.resourceName(), socket);
   }
 
@@ -186,7 +187,7 @@ final class ResourceServer {
     try {
       // Only our own socket file: after a kubelet restart removed it, a replacement server may
       // already serve on a file of the same name.
-      Optional<Object> now = SocketFiles.key(socket);
+      Optional<Object> now = SocketFiles.key(socket, LinkOption.NOFOLLOW_LINKS);
       if (now.isPresent() && now.equals(boundFile)) {
         Files.deleteIfExists(socket);
       }

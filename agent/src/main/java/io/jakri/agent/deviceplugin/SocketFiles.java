@@ -24,16 +24,16 @@ final class SocketFiles {
   }
 
   /**
-   * The file's identity (device and inode), not following links; empty if it does not exist or
-   * cannot be read. The creation time stands in where a filesystem has no file key.
+   * The file's identity (device and inode); empty if it does not exist or cannot be read. The
+   * creation time stands in where a filesystem has no file key. Links are followed unless {@link
+   * LinkOption#NOFOLLOW_LINKS} is given.
    */
-  static Optional<Object> key(Path path) {
-    if (!exists(path)) {
+  static Optional<Object> key(Path path, LinkOption... options) {
+    if (!exists(path) && !Files.isSymbolicLink(path)) {
       return Optional.empty();
     }
     try {
-      BasicFileAttributes attrs =
-          Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      BasicFileAttributes attrs = Files.readAttributes(path, BasicFileAttributes.class, options);
       return Optional.of(Objects.requireNonNullElse(attrs.fileKey(), attrs.creationTime()));
     } catch (IOException e) {
       return Optional.empty(); // removed since

@@ -29,8 +29,8 @@ final class SocketFiles {
    * LinkOption#NOFOLLOW_LINKS} is given.
    */
   static Optional<Object> key(Path path, LinkOption... options) {
-    if (!exists(path) && !Files.isSymbolicLink(path)) {
-      return Optional.empty();
+    if (!exists(path)) {
+      return Optional.empty(); // also a dangling link: there is no socket to identify
     }
     try {
       BasicFileAttributes attrs = Files.readAttributes(path, BasicFileAttributes.class, options);

@@ -20,6 +20,7 @@ final class AgentJvm {
           "-XX:ReservedCodeCacheSize=32m",
           "-Xss256k",
           "-Xmn3m",
+          "-XX:CICompilerCount=1",
           "-XX:MaxRAM=512m",
           "-XX:MaxRAMPercentage=75",
           "-Dio.grpc.netty.useCustomAllocator=false",
@@ -34,6 +35,14 @@ final class AgentJvm {
    * start-up CPU, which a standalone agent (0.3 ms per Allocate) need not pay.
    */
   static final List<String> CLUSTER_EXTRA = List.of("-XX:CompileThresholdScaling=0.25");
+
+  /**
+   * In the recommended flags for a standalone agent only: one C1 compiler thread instead of the
+   * ergonomic 2 (on 2 cores) saves about 1 MB of idle RSS (79.4-79.5 MB against 80.4-80.7 MB) and
+   * did not slow the start or the restart recovery measurably. Cluster mode keeps the ergonomic
+   * count: there the compile queue is what kept the Allocate path interpreted.
+   */
+  static final List<String> STANDALONE_ONLY = List.of("-XX:CICompilerCount=1");
 
   /** Environment variables recommended for the chart's agent container (none needed). */
   static final Map<String, String> RECOMMENDED_ENV = Map.of();

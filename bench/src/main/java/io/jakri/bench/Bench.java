@@ -304,9 +304,14 @@ public final class Bench {
     // agents, an avahi-daemon) is printed as "not measured" instead of costing every other row.
     List<String> clusterJvm = new ArrayList<>(agentJvm);
     if (options.agentJvm.equals(AgentJvm.RECOMMENDED)) {
+      clusterJvm.removeAll(AgentJvm.STANDALONE_ONLY);
       clusterJvm.addAll(AgentJvm.CLUSTER_EXTRA); // the chart's flags for cluster mode
       if (options.scenarios.contains("cluster") || options.scenarios.contains("writes")) {
-        System.out.println("cluster-mode agents add " + AgentJvm.CLUSTER_EXTRA);
+        System.out.println(
+            "cluster-mode agents drop "
+                + AgentJvm.STANDALONE_ONLY
+                + " and add "
+                + AgentJvm.CLUSTER_EXTRA);
       }
     }
     ClusterBench cluster = new ClusterBench(options, work, clusterJvm, this::add);
@@ -730,9 +735,18 @@ public final class Bench {
     }
   }
 
-  /** The agent's recommended flags minus the 256 KB stacks (measured for the agent only). */
+  /**
+   * What the chart ships for the controller: the agent's recommended flags minus those measured for
+   * the agent only (256 KB stacks, the 3 MB young generation, one compiler thread).
+   */
   static final List<String> CONTROLLER_RECOMMENDED =
-      AgentJvm.RECOMMENDED.stream().filter(f -> !f.startsWith("-Xss")).toList();
+      AgentJvm.RECOMMENDED.stream()
+          .filter(
+              f ->
+                  !f.startsWith("-Xss")
+                      && !f.startsWith("-Xmn")
+                      && !f.startsWith("-XX:CICompilerCount"))
+          .toList();
 
   private int controllerInstances;
 

@@ -2,6 +2,7 @@ package io.jakri.bench;
 
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.InternalNettyServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -107,15 +108,17 @@ public final class BareServers {
       List<Server> servers) {
     String endpoint = "bare-" + i + "-" + stamp + ".sock";
     try {
-      Server server =
+      NettyServerBuilder builder =
           NettyServerBuilder.forAddress(new DomainSocketAddress(dir.resolve(endpoint).toString()))
               .channelType(EpollServerDomainSocketChannel.class)
               .bossEventLoopGroup(group)
               .workerEventLoopGroup(group)
               .executor(executor)
-              .addService(new Plugin("bare-" + i))
-              .build()
-              .start();
+              .addService(new Plugin("bare-" + i));
+      // As the agent's servers: no census class lookups (ClassNotFoundExceptions) per server.
+      InternalNettyServerBuilder.setStatsEnabled(builder, false);
+      InternalNettyServerBuilder.setTracingEnabled(builder, false);
+      Server server = builder.build().start();
       servers.add(server);
     } catch (java.io.IOException e) {
       System.err.println("cannot serve " + endpoint + ": " + e);

@@ -437,8 +437,11 @@ final class ClusterBench {
     }
   }
 
-  /** The Node object a real cluster would have (the agent tidies its capacity). */
-  private static void createNode(KubernetesClient client, String name) {
+  /**
+   * The Node object a real cluster would have: Ready (the controller schedules brokers on Ready
+   * nodes) with a capacity (the agent tidies its own keys there).
+   */
+  static void createNode(KubernetesClient client, String name) {
     client
         .nodes()
         .resource(
@@ -448,6 +451,11 @@ final class ClusterBench {
                 .endMetadata()
                 .withNewStatus()
                 .addToCapacity("cpu", new io.fabric8.kubernetes.api.model.Quantity("2"))
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus("True")
+                .withLastTransitionTime(java.time.Instant.now().toString())
+                .endCondition()
                 .endStatus()
                 .build())
         .create();

@@ -1,6 +1,5 @@
 package io.jakri.bench;
 
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.jakri.crd.Configuration;
@@ -8,7 +7,6 @@ import io.jakri.crd.Instance;
 import io.jakri.crd.InstanceSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,22 +56,7 @@ final class ControllerBench {
     Path root = Files.createDirectories(work.resolve("controller-" + label + "-" + run));
     try (ClusterBench.MockApi api = ClusterBench.MockApi.start(options, root);
         KubernetesClient client = api.client("jakri-bench-controller")) {
-      client
-          .nodes()
-          .resource(
-              new NodeBuilder()
-                  .withNewMetadata()
-                  .withName(NODE)
-                  .endMetadata()
-                  .withNewStatus()
-                  .addNewCondition()
-                  .withType("Ready")
-                  .withStatus("True")
-                  .withLastTransitionTime(Instant.now().toString())
-                  .endCondition()
-                  .endStatus()
-                  .build())
-          .create();
+      ClusterBench.createNode(client, NODE);
       Configuration configuration =
           client
               .resources(Configuration.class)

@@ -143,6 +143,35 @@ class AgentProcessIT {
   }
 
   @Test
+  void demoWithoutAWorkDirLeavesNothingInTheTempDir() throws Exception {
+    Path temp = Files.createDirectories(tmp.resolve("java-tmp"));
+    List<String> command =
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Djava.io.tmpdir=" + temp,
+            "-jar",
+            JAR.toString(),
+            "demo",
+            "--once",
+            "--plugins-dir",
+            TestAgent.PLUGINS.toString());
+    Process demo =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(tmp.resolve("agent.log").toFile())
+            .start();
+    assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(tmp.resolve("agent.log"));
+    assertThat(demo.exitValue()).as(output).isZero();
+    assertThat(output).contains("jakri-demo-");
+    try (Stream<Path> left = Files.list(temp)) {
+      assertThat(left.map(p -> p.getFileName().toString()))
+          .as("left in java.io.tmpdir")
+          .noneMatch(name -> name.startsWith("jakri-demo-"));
+    }
+  }
+
+  @Test
   void demoPodOptionThatIsMalformedIsOneClearLine() throws Exception {
     Process demo = startAgent(List.of("demo", "--once", "--pod", "widget=x"));
     assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();

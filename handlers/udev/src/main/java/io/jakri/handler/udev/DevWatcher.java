@@ -77,12 +77,13 @@ final class DevWatcher implements AutoCloseable {
     return subscribers.isEmpty();
   }
 
+  /**
+   * Creations and removals only: every write to a device node opened through {@code /dev} (each
+   * {@code > /dev/null}) is a modification event, which would rescan for nothing. udevd replaces
+   * its database files by renaming, which arrives as a creation.
+   */
   private static void register(WatchService watch, Path dir) throws IOException {
-    dir.register(
-        watch,
-        StandardWatchEventKinds.ENTRY_CREATE,
-        StandardWatchEventKinds.ENTRY_DELETE,
-        StandardWatchEventKinds.ENTRY_MODIFY);
+    dir.register(watch, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_DELETE);
   }
 
   private void registerTree(Path dir) {

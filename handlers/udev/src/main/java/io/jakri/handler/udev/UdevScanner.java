@@ -1,6 +1,7 @@
 package io.jakri.handler.udev;
 
 import io.jakri.handler.DiscoveredDevice;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -55,8 +56,7 @@ final class UdevScanner {
   /** Scans sysfs now; sorted by id. */
   List<DiscoveredDevice> scan() {
     SysfsView view =
-        new SysfsView(
-            sysRoot, udevData.filter(java.nio.file.Files::isDirectory).map(UdevDatabase::new));
+        new SysfsView(sysRoot, udevData.filter(Files::isDirectory).map(UdevDatabase::new));
     Map<String, Set<RuleMatcher.Match>> groups = new LinkedHashMap<>();
     for (RuleMatcher matcher : matchers) {
       for (RuleMatcher.Match match : matcher.find(view)) {

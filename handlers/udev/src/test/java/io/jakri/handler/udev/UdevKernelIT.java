@@ -19,7 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -338,9 +337,5 @@ class UdevKernelIT {
 
   private static void require(boolean available, String what) {
     KernelFacility.require(available, what);
-  }
-
-  static String ids(List<DiscoveredDevice> devices) {
-    return devices.stream().map(DiscoveredDevice::id).collect(Collectors.joining(", "));
   }
 }

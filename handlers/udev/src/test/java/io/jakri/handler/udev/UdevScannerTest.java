@@ -207,6 +207,17 @@ class UdevScannerTest {
   }
 
   @Test
+  void severalKernelOrSubsystemFiltersNeedOnlyOneToMatchAsInLibudevButAttributesNeedAll()
+      throws Exception {
+    assertThat(ids("KERNEL==\"card0\", KERNEL==\"video0\"")).containsExactlyInAnyOrder(CARD, VIDEO);
+    assertThat(ids("SUBSYSTEM==\"drm\", SUBSYSTEM==\"video4linux\""))
+        .containsExactlyInAnyOrder(CARD, VIDEO);
+    assertThat(ids("SUBSYSTEM==\"usb\", ATTR{idVendor}==\"046d\", ATTR{idVendor}==\"1d6b\""))
+        .containsExactlyInAnyOrder(CAM, USB1);
+    assertThat(ids("SUBSYSTEM==\"usb\", ATTR{idVendor}==\"046d\", ATTR{nope}==\"*\"")).isEmpty();
+  }
+
+  @Test
   void pluralFieldsWalkTheAncestors() throws Exception {
     assertThat(ids("KERNEL==\"video0\", DRIVERS==\"uvc.*\"")).containsExactly(VIDEO);
     assertThat(ids("KERNEL==\"video0\", DRIVER==\"uvcvideo\"")).isEmpty();

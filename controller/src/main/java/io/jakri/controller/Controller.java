@@ -99,6 +99,11 @@ public final class Controller implements AutoCloseable {
     }
   }
 
+  /** Why the caches have not synced, if a list or watch failed. */
+  public java.util.Optional<String> lastFailure() {
+    return cache.lastFailure();
+  }
+
   /** Syncs the caches (waiting up to {@code timeout}), then starts the workers. */
   public void start(Duration timeout) throws Exception {
     cache.start(queue::add, timeout);

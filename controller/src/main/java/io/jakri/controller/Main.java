@@ -77,6 +77,10 @@ public final class Main implements Callable<Integer> {
         new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
   }
 
+  /** How long the first list of every cache may take before the controller gives up. */
+  static final Duration SYNC_TIMEOUT =
+      Duration.ofSeconds(Long.getLong("jakri.controller.syncTimeoutSeconds", 120));
+
   @Override
   public Integer call() throws Exception {
     logFormat.apply(Optional.empty());
@@ -123,7 +127,22 @@ public final class Main implements Callable<Integer> {
                 pool,
                 scheduler,
                 RandomGenerator.getDefault())) {
-      controller.start(Duration.ofMinutes(2));
+      log.info(
+          "API server {} (namespace {}); listing Configurations, Instances, Nodes and brokers",
+          client.getMasterUrl(),
+          namespace);
+      try {
+        controller.start(SYNC_TIMEOUT);
+      } catch (java.util.concurrent.TimeoutException e) {
+        log.error(
+            "the caches did not sync within {}s: {}; exiting (the Deployment restarts the"
+                + " controller)",
+            SYNC_TIMEOUT.toSeconds(),
+            controller
+                .lastFailure()
+                .orElse("the API server " + client.getMasterUrl() + " did not answer"));
+        return 1;
+      }
       started.set(true);
       stop.await();
       log.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());

@@ -37,7 +37,6 @@ import io.jakri.kubelet.v1beta1.PreferredAllocationRequest;
 import io.jakri.kubelet.v1beta1.PreferredAllocationResponse;
 import io.jakri.kubelet.v1beta1.RegisterRequest;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -64,7 +63,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,6 +91,9 @@ public final class KubeletEmulator implements AutoCloseable {
   /** The kubelet's registration socket, in the device plugin dir. */
   public static final String KUBELET_SOCKET = "kubelet.sock";
 
+  /** The PodResources socket's name in the device plugin dir unless another socket is given. */
+  public static final String POD_RESOURCES_SOCKET = "pod-resources.sock";
+
   /** The checkpoint file, kept when sockets are cleaned. */
   public static final String CHECKPOINT_FILE = Checkpoint.FILE_NAME;
 
@@ -106,8 +107,6 @@ public final class KubeletEmulator implements AutoCloseable {
   public static final Duration PRE_START_TIMEOUT = Duration.ofSeconds(30);
 
   private static final Logger log = LoggerFactory.getLogger(KubeletEmulator.class);
-  private static final int S_IFMT = 0170000;
-  private static final int S_IFSOCK = 0140000;
 
   private enum Lifecycle {
     NEW,
@@ -117,6 +116,7 @@ public final class KubeletEmulator implements AutoCloseable {
 
   private final Path dir;
   private final Path podResourcesSocket;
+  private final EmulatorDirectory directory;
   private final Duration staleTimeout;
   private final Duration dialTimeout;
   private final boolean writeCheckpoint;
@@ -151,8 +151,8 @@ public final class KubeletEmulator implements AutoCloseable {
   @SuppressWarnings("deprecation")
   private KubeletEmulator(Builder b) {
     this.dir = b.dir;
-    this.podResourcesSocket =
-        b.podResourcesSocket.orElse(b.dir.resolveSibling("pod-resources").resolve(KUBELET_SOCKET));
+    this.podResourcesSocket = b.podResourcesSocket.orElse(b.dir.resolve(POD_RESOURCES_SOCKET));
+    this.directory = new EmulatorDirectory(dir, dir.resolve(KUBELET_SOCKET), podResourcesSocket);
     this.staleTimeout = b.staleTimeout;
     this.dialTimeout = b.dialTimeout;
     this.writeCheckpoint = b.writeCheckpoint;
@@ -177,10 +177,14 @@ public final class KubeletEmulator implements AutoCloseable {
   // ---------------------------------------------------------------- lifecycle
 
   /**
-   * Creates the dir if missing, removes every socket at its top level (as the kubelet does on each
-   * start, so plugins notice and re-register), then serves Registration on {@code kubelet.sock} and
-   * PodResources on the pod-resources socket.
+   * Refuses a directory that belongs to a kubelet (a {@code kubelet.sock} or PodResources socket
+   * that accepts connections, a checkpoint the emulator did not write), creates the dir if missing,
+   * then serves Registration on {@code kubelet.sock} and PodResources on the pod-resources socket.
+   * Unlike a starting kubelet it removes no plugin's socket: only a dead socket file (nobody
+   * listens) at its own two socket paths.
    *
+   * @throws EmulatorStartException if refused or the directory or sockets cannot be made, with one
+   *     line naming the path; nothing in the directory was changed or removed
    * @throws IllegalStateException if already started or closed
    */
   public void start() throws IOException {
@@ -193,8 +197,7 @@ public final class KubeletEmulator implements AutoCloseable {
         lifecycle = Lifecycle.RUNNING;
       }
       try {
-        Files.createDirectories(dir);
-        deleteSockets();
+        directory.prepare();
         startServers();
       } catch (IOException | RuntimeException e) {
         close();
@@ -210,11 +213,11 @@ public final class KubeletEmulator implements AutoCloseable {
   }
 
   /**
-   * Simulates a kubelet restart: stops serving, forgets every plugin connection, removes every
-   * socket file at the top level of the dir (the checkpoint and other regular files stay), and
-   * serves {@code kubelet.sock} again. Like a kubelet restored from its checkpoint, every known
-   * resource keeps its key with capacity 0 until its plugin registers again, and is dropped after
-   * the stale timeout otherwise. Admitted pods keep their devices.
+   * Simulates a kubelet restart: stops serving, forgets every plugin connection, removes the
+   * sockets of the plugins that registered with it (other sockets, the checkpoint and other files
+   * stay), and serves {@code kubelet.sock} again. Like a kubelet restored from its checkpoint,
+   * every known resource keeps its key with capacity 0 until its plugin registers again, and is
+   * dropped after the stale timeout otherwise. Admitted pods keep their devices.
    *
    * @throws IllegalStateException if not running
    */
@@ -247,7 +250,7 @@ public final class KubeletEmulator implements AutoCloseable {
       }
       fire();
       closing.forEach(PluginEndpoint::close);
-      deleteSockets();
+      directory.removeForRestart();
       startServers();
       log.info("Kubelet emulator restarted, serving {}", kubeletSocket());
     } finally {
@@ -256,8 +259,9 @@ public final class KubeletEmulator implements AutoCloseable {
   }
 
   /**
-   * Stops serving, closes every plugin connection, removes {@code kubelet.sock} and shuts down the
-   * event loop group if the emulator created it. Idempotent.
+   * Stops serving, closes every plugin connection, removes {@code kubelet.sock} and the
+   * PodResources socket (only if the emulator served them) and shuts down the event loop group if
+   * the emulator created it. Idempotent.
    */
   @Override
   public void close() {
@@ -295,26 +299,29 @@ public final class KubeletEmulator implements AutoCloseable {
       if (ownsGroup) {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
       }
-      Files.deleteIfExists(kubeletSocket());
+      directory.removeOwnSockets();
       log.info("Kubelet emulator stopped ({})", dir);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    } catch (IOException e) {
-      log.warn("Could not remove {}: {}", kubeletSocket(), e.toString());
     } finally {
       lifecycleLock.unlock();
     }
   }
 
   private void startServers() throws IOException {
-    servers.add(
-        serverOn(kubeletSocket()).addService(new RegistrationService(this)).build().start());
-    Path parent = podResourcesSocket.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
+    servers.add(serve(kubeletSocket(), new RegistrationService(this)));
+    servers.add(serve(podResourcesSocket, new PodResourcesService(this)));
+  }
+
+  private Server serve(Path socket, io.grpc.BindableService service) throws IOException {
+    Server server = serverOn(socket).addService(service).build();
+    try {
+      server.start();
+    } catch (IOException e) {
+      throw EmulatorDirectory.cannotServe(socket, e);
     }
-    servers.add(
-        serverOn(podResourcesSocket).addService(new PodResourcesService(this)).build().start());
+    directory.bound(socket);
+    return server;
   }
 
   private NettyServerBuilder serverOn(Path socket) {
@@ -335,34 +342,6 @@ public final class KubeletEmulator implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     servers.clear();
-  }
-
-  /** The kubelet's cleanSockets: every socket at the top level of the dir, nothing else. */
-  private void deleteSockets() throws IOException {
-    if (!Files.isDirectory(dir)) {
-      return;
-    }
-    List<Path> sockets;
-    try (Stream<Path> entries = Files.list(dir)) {
-      sockets = entries.filter(p -> !Files.isDirectory(p) && isSocket(p)).toList();
-    }
-    for (Path socket : sockets) {
-      try {
-        Files.deleteIfExists(socket);
-        log.info("Removed socket {}", socket);
-      } catch (IOException e) {
-        log.warn("Could not remove socket {}: {}", socket, e.toString());
-      }
-    }
-  }
-
-  private static boolean isSocket(Path p) {
-    try {
-      int mode = (Integer) Files.getAttribute(p, "unix:mode");
-      return (mode & S_IFMT) == S_IFSOCK;
-    } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-      return false;
-    }
   }
 
   // ---------------------------------------------------------------- queries
@@ -478,6 +457,7 @@ public final class KubeletEmulator implements AutoCloseable {
     }
     // The endpoint is relative to the dir (Go's filepath.Join: a leading '/' does not escape it).
     Path socket = Path.of(dir.toString(), request.getEndpoint()).normalize();
+    directory.pluginRegistering(socket);
     NettyChannelBuilder builder =
         NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
             .channelType(EpollDomainSocketChannel.class)
@@ -1207,7 +1187,7 @@ public final class KubeletEmulator implements AutoCloseable {
       this.dir = Objects.requireNonNull(dir, "devicePluginDir");
     }
 
-    /** Default: {@code <dir>/../pod-resources/kubelet.sock}. */
+    /** Default: {@code <dir>/pod-resources.sock}, inside the emulator's own directory. */
     public Builder podResourcesSocket(Path socket) {
       this.podResourcesSocket = Optional.of(socket);
       return this;

@@ -2,7 +2,10 @@ package io.jakri.agent;
 
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.validate.Validator;
+import io.jakri.kubelet.emulator.EmulatorStartException;
+import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.logging.LogFormat;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.URISyntaxException;
@@ -15,6 +18,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -48,7 +52,9 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--emulate-kubelet",
-      description = "Serve a built-in kubelet emulator on kubelet.sock in the device-plugin dir.")
+      description =
+          "Serve a built-in kubelet emulator on kubelet.sock in the device-plugin dir (default: a"
+              + " new temporary directory; it refuses a directory whose kubelet.sock answers).")
   boolean emulateKubelet;
 
   public static void main(String[] args) {
@@ -112,19 +118,43 @@ public final class Main implements Callable<Integer> {
     return runUntilSignal(options);
   }
 
-  static int runUntilSignal(AgentOptions options) throws Exception {
+  int runUntilSignal(AgentOptions options) throws Exception {
     CountDownLatch stop = new CountDownLatch(1);
     // SIGTERM and SIGINT end streams, remove sockets and exit 0 (not the JVM's default 143).
     Signal.handle(new Signal("TERM"), s -> stop.countDown());
     Signal.handle(new Signal("INT"), s -> stop.countDown());
     try (Agent agent = Agent.start(options)) {
       stop.await();
+    } catch (EmulatorStartException e) {
+      System.err.println("jakri-agent: --emulate-kubelet: " + e.getMessage());
+      return 1;
+    } finally {
+      common.temporaryDir.ifPresent(Main::removeTemporaryDir);
     }
     return 0;
   }
 
+  /**
+   * Removes the emulator's temporary directory once the agent stopped: the emulator's checkpoint,
+   * then the directory if nothing else is left in it (the agent and the emulator removed their
+   * sockets).
+   */
+  static void removeTemporaryDir(Path dir) {
+    try {
+      Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE));
+      Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE + ".tmp"));
+      Files.deleteIfExists(dir);
+    } catch (IOException e) {
+      LoggerFactory.getLogger(Main.class).warn("kept {}: {}", dir, e.toString());
+    }
+  }
+
   /** Flags every command shares. */
   static final class Common {
+    static final Path DEFAULT_DEVICE_PLUGIN_DIR = Path.of("/var/lib/kubelet/device-plugins");
+    static final Path DEFAULT_POD_RESOURCES =
+        Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
+
     @Option(
         names = "--node-name",
         description = "This node's name (env JAKRI_NODE_NAME or NODE_NAME; default: host name).")
@@ -132,13 +162,20 @@ public final class Main implements Callable<Integer> {
 
     @Option(
         names = "--device-plugin-dir",
-        description = "Kubelet device-plugin directory (default ${DEFAULT-VALUE}).")
-    Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
+        description =
+            "Kubelet device-plugin directory (default /var/lib/kubelet/device-plugins; with"
+                + " --emulate-kubelet a new temporary directory).")
+    Path devicePluginDir;
 
     @Option(
         names = "--pod-resources-socket",
-        description = "Kubelet PodResources socket (default ${DEFAULT-VALUE}).")
-    Path podResourcesSocket = Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
+        description =
+            "Kubelet PodResources socket (default /var/lib/kubelet/pod-resources/kubelet.sock;"
+                + " with --emulate-kubelet pod-resources.sock in the device-plugin dir).")
+    Path podResourcesSocket;
+
+    /** The emulator's directory when the agent made it (removed when the agent stops). */
+    Optional<Path> temporaryDir = Optional.empty();
 
     @Option(
         names = "--plugins-dir",
@@ -161,14 +198,38 @@ public final class Main implements Callable<Integer> {
         converter = DurationConverter.class)
     Duration reclaimGrace = Duration.ofSeconds(20);
 
-    AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate) {
+    /**
+     * The agent's options. With {@code emulate} and no {@code --device-plugin-dir} the emulator
+     * gets a new temporary directory (said in one log line), never the kubelet's, and its
+     * PodResources socket goes inside the emulator's directory unless {@code
+     * --pod-resources-socket} says otherwise.
+     */
+    AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate)
+        throws IOException {
+      Path dir = devicePluginDir;
+      if (dir == null && emulate) {
+        dir = Files.createTempDirectory("jakri-kubelet-");
+        temporaryDir = Optional.of(dir);
+        LoggerFactory.getLogger(Main.class)
+            .info(
+                "kubelet emulator in the new temporary directory {} (--device-plugin-dir chooses"
+                    + " another; removed when the agent stops)",
+                dir);
+      } else if (dir == null) {
+        dir = DEFAULT_DEVICE_PLUGIN_DIR;
+      }
+      Path podResources = podResourcesSocket;
+      if (podResources == null) {
+        podResources =
+            emulate ? dir.resolve(KubeletEmulator.POD_RESOURCES_SOCKET) : DEFAULT_POD_RESOURCES;
+      }
       return new AgentOptions(
           nodeName(),
           standalone,
           config,
           emulate,
-          devicePluginDir,
-          podResourcesSocket,
+          dir,
+          podResources,
           pluginsDir == null ? defaultPluginsDir() : pluginsDir,
           offlineGrace,
           reclaimGrace);
@@ -324,7 +385,12 @@ public final class Main implements Callable<Integer> {
               work.resolve("pod-resources").resolve("kubelet.sock"),
               pluginsDir == null ? defaultPluginsDir() : pluginsDir,
               offlineGrace);
-      return new Demo(options, once, new PrintWriter(System.out, true)).run();
+      try {
+        return new Demo(options, once, new PrintWriter(System.out, true)).run();
+      } catch (EmulatorStartException e) {
+        System.err.println("jakri-agent demo: " + e.getMessage());
+        return 1;
+      }
     }
   }
 

@@ -58,8 +58,31 @@ public final class Main implements Callable<Integer> {
   boolean emulateKubelet;
 
   public static void main(String[] args) {
-    int code = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
-    System.exit(code);
+    System.exit(commandLine().execute(args));
+  }
+
+  /**
+   * The command line as {@link #main} runs it: a mistake in the flags (an unknown flag, a value
+   * that does not convert) is one line on stderr, {@code jakri-agent: <what is wrong> (see
+   * --help)}, and exit code 2; no usage dump, no stack trace.
+   */
+  static CommandLine commandLine() {
+    CommandLine cmd = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
+    cmd.setParameterExceptionHandler(
+        (e, args) -> {
+          CommandLine where = e.getCommandLine();
+          where
+              .getErr()
+              .println(
+                  where.getCommandSpec().qualifiedName()
+                      + ": "
+                      + e.getMessage()
+                      + " (see "
+                      + where.getCommandSpec().qualifiedName()
+                      + " --help)");
+          return where.getCommandSpec().exitCodeOnInvalidInput();
+        });
+    return cmd;
   }
 
   @Option(
@@ -81,6 +104,7 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--metrics-port",
+      converter = PortConverter.class,
       description =
           "Serve /metrics (Prometheus), /healthz and /readyz on this port (env"
               + " JAKRI_METRICS_PORT; default: off).")
@@ -187,16 +211,18 @@ public final class Main implements Callable<Integer> {
         description =
             "How long a vanished device stays, unhealthy, before its Instance goes, e.g. 60s, 2m"
                 + " (default ${DEFAULT-VALUE}).",
+        defaultValue = "60s",
         converter = DurationConverter.class)
-    Duration offlineGrace = Duration.ofSeconds(60);
+    Duration offlineGrace;
 
     @Option(
         names = "--reclaim-grace",
         description =
             "How long a slot this node holds must be unused by every container (kubelet"
                 + " PodResources) before it is freed, e.g. 20s (default ${DEFAULT-VALUE}).",
+        defaultValue = "20s",
         converter = DurationConverter.class)
-    Duration reclaimGrace = Duration.ofSeconds(20);
+    Duration reclaimGrace;
 
     /**
      * The agent's options. With {@code emulate} and no {@code --device-plugin-dir} the emulator
@@ -264,10 +290,22 @@ public final class Main implements Callable<Integer> {
     return Path.of("plugins");
   }
 
-  /** Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}. */
+  /**
+   * Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}; a negative
+   * duration is refused.
+   */
   static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
+      Duration d = parse(value);
+      if (d.isNegative()) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is negative (use 0 or more, e.g. 60s, 2m, 500ms)");
+      }
+      return d;
+    }
+
+    private static Duration parse(String value) {
       String v = value.strip().toLowerCase(Locale.ROOT);
       try {
         if (v.startsWith("pt")) {
@@ -291,6 +329,25 @@ public final class Main implements Callable<Integer> {
         throw new CommandLine.TypeConversionException(
             "'" + value + "' is not a duration (use e.g. 60s, 2m, 500ms)");
       }
+    }
+  }
+
+  /** A TCP port: 0 (any free port) to 65535. */
+  static final class PortConverter implements CommandLine.ITypeConverter<Integer> {
+    @Override
+    public Integer convert(String value) {
+      int port;
+      try {
+        port = Integer.parseInt(value.strip());
+      } catch (NumberFormatException e) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a port (use 0 to 65535; 0 for any free port)");
+      }
+      if (port < 0 || port > 65535) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a port (use 0 to 65535; 0 for any free port)");
+      }
+      return port;
     }
   }
 
@@ -347,8 +404,9 @@ public final class Main implements Callable<Integer> {
     @Option(
         names = "--offline-grace",
         converter = DurationConverter.class,
+        defaultValue = "60s",
         description = "Offline grace period (default ${DEFAULT-VALUE}).")
-    Duration offlineGrace = Duration.ofSeconds(60);
+    Duration offlineGrace;
 
     @Option(
         names = "--log-format",

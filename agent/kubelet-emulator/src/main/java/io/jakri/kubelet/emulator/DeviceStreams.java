@@ -181,7 +181,7 @@ final class DeviceStreams {
               + " registers again",
           ep.resource,
           cause,
-          staleTimeout);
+          DurationText.of(staleTimeout));
     } else {
       log.debug("ListAndWatch of replaced endpoint {} ended ({})", ep, cause);
     }
@@ -227,7 +227,7 @@ final class DeviceStreams {
       log.info(
           "Resource {} had no device plugin for {}: dropped, node capacity now 0",
           resource,
-          staleTimeout);
+          DurationText.of(staleTimeout));
     }
   }
 }

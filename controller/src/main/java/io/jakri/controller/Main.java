@@ -26,8 +26,12 @@ import picocli.CommandLine.Option;
 @Command(
     name = "jakri-controller",
     mixinStandardHelpOptions = true,
+    version = "jakri-controller " + Main.VERSION,
     description = "Deploys broker Pods/Jobs and Services for jakri/Akri Instances.")
 public final class Main implements Callable<Integer> {
+
+  /** The controller's version, as {@code --version} prints it (the agent's is the same). */
+  public static final String VERSION = "0.1.0";
 
   @Option(
       names = "--namespace",

@@ -29,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -150,6 +151,37 @@ class MetricsIT {
                         "akri_discovery_response_time_bucket{configuration=\"sim\",le=\"60.0\"} 1")
                     .contains("jakri_instances{configuration=\"sim\",node=\"n1\"} 3.0");
               });
+    }
+  }
+
+  @Test
+  void standaloneInstancesAreListedAsKubectlWouldWithSlotsAndProperties() throws Exception {
+    try (Agent agent = start(true)) {
+      await().atMost(Duration.ofSeconds(20)).until(() -> agent.instances().list().size() == 3);
+      HttpResponse<String> listing = get(agent, "/instances");
+      assertThat(listing.statusCode()).isEqualTo(200);
+      assertThat(listing.headers().firstValue("Content-Type"))
+          .hasValueSatisfying(type -> assertThat(type).startsWith("application/yaml"));
+      Map<String, Object> list = new org.yaml.snakeyaml.Yaml().load(listing.body());
+      assertThat(list).containsEntry("kind", "List");
+      @SuppressWarnings("unchecked")
+      List<Map<String, Object>> items = (List<Map<String, Object>>) list.get("items");
+      assertThat(items).hasSize(3);
+      for (io.jakri.agent.instance.Instance instance : agent.instances().list()) {
+        assertThat(items)
+            .anySatisfy(
+                item -> {
+                  assertThat(item).containsEntry("kind", "Instance");
+                  assertThat(item.get("metadata")).isEqualTo(Map.of("name", instance.name()));
+                  @SuppressWarnings("unchecked")
+                  Map<String, Object> spec = (Map<String, Object>) item.get("spec");
+                  assertThat(spec)
+                      .containsEntry("configurationName", "sim")
+                      .containsEntry("capacity", 1)
+                      .containsEntry("nodes", List.of("n1"))
+                      .containsEntry("deviceUsage", Map.of(instance.name() + "-0", ""));
+                });
+      }
     }
   }
 

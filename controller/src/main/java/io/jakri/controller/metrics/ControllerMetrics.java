@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,8 +41,8 @@ public final class ControllerMetrics {
 
   /** The Prometheus text exposition, with the gauges refreshed first. */
   public synchronized String scrape() {
-    Map<List<String>, Integer> counts =
-        new TreeMap<>((a, b) -> String.join("\0", a).compareTo(String.join("\0", b)));
+    Map<Series, Integer> counts =
+        new TreeMap<>(Comparator.comparing(Series::configuration).thenComparing(Series::node));
     for (Pod pod : brokerPods.get()) {
       if (!ownedByInstance(pod)) {
         continue;
@@ -55,15 +56,20 @@ public final class ControllerMetrics {
           annotations.getOrDefault(
               BrokerLabels.TARGET_NODE_ANNOTATION,
               labels.getOrDefault(BrokerLabels.TARGET_NODE, ""));
-      counts.merge(List.of(configuration, node), 1, Integer::sum);
+      counts.merge(new Series(configuration, node), 1, Integer::sum);
     }
     List<MultiGauge.Row<?>> rows = new ArrayList<>();
     counts.forEach(
         (k, n) ->
-            rows.add(MultiGauge.Row.of(Tags.of("configuration", k.get(0), "node", k.get(1)), n)));
+            rows.add(
+                MultiGauge.Row.of(
+                    Tags.of("configuration", k.configuration(), "node", k.node()), n)));
     brokerPodCount.register(rows, true);
     return registry.scrape();
   }
+
+  /** One series of {@code akri_broker_pod_count}. */
+  private record Series(String configuration, String node) {}
 
   private static boolean ownedByInstance(Pod pod) {
     List<OwnerReference> owners =

@@ -215,6 +215,24 @@ class AkriValuesTest {
   }
 
   @Test
+  void akrisUdevValuesAlsoGiveTheAgentTheUdevMounts() {
+    RenderedChart chart =
+        RenderedChart.parse(
+            new Helm(RenderedChart.CHART)
+                .template()
+                .withName(RenderedChart.RELEASE)
+                .withNamespace(RenderedChart.NAMESPACE)
+                .set("udev.configuration.enabled", "true")
+                .set("udev.configuration.discoveryDetails.udevRules[0]", "KERNEL==\"video[0-9]*\"")
+                .call());
+    Object volumes =
+        get(chart.one("DaemonSet", "jakri-agent"), "spec", "template", "spec", "volumes");
+    assertThat(RenderedChart.maps(volumes))
+        .extracting(v -> v.get("name"))
+        .contains("udev-dev", "udev-sys", "udev-run");
+  }
+
+  @Test
   void requiredAkriValuesFailWithOneMessageNamingTheValue() {
     assertThatThrownBy(
             () ->

@@ -114,6 +114,11 @@ public final class Controller implements AutoCloseable {
         options.workers());
   }
 
+  /** Every Pod the controller manages now, from its cache (empty before {@link #start}). */
+  public java.util.List<io.fabric8.kubernetes.api.model.Pod> managedPods() {
+    return cache.pods();
+  }
+
   /** Keys waiting or in progress. */
   public int queueDepth() {
     return queue.depth();

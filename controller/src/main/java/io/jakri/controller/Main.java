@@ -2,7 +2,10 @@ package io.jakri.controller;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.jakri.controller.metrics.ControllerMetrics;
+import io.jakri.controller.metrics.MetricsServer;
 import io.jakri.logging.LogFormat;
+import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
@@ -66,6 +69,13 @@ public final class Main implements Callable<Integer> {
       defaultValue = "${env:JAKRI_WORKERS:-4}",
       description = "Keys reconciled in parallel (default 4).")
   int workers;
+
+  @Option(
+      names = "--metrics-port",
+      defaultValue = "${env:JAKRI_METRICS_PORT:-0}",
+      description =
+          "Serve /metrics (Prometheus), /healthz and /readyz on this port (0, the default: off).")
+  int metricsPort;
 
   @Option(
       names = "--log-format",
@@ -148,7 +158,21 @@ public final class Main implements Callable<Integer> {
         return 1;
       }
       started.set(true);
+      MetricsServer metrics = null;
+      if (metricsPort > 0) {
+        metrics =
+            new MetricsServer(
+                new InetSocketAddress(metricsPort),
+                new ControllerMetrics(controller::managedPods),
+                controller::synced,
+                Executors.newSingleThreadExecutor());
+        metrics.start();
+        log.info("metrics on port {}", metrics.port());
+      }
       stop.await();
+      if (metrics != null) {
+        metrics.close();
+      }
       log.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());
     } finally {
       pool.shutdownNow();

@@ -212,6 +212,12 @@ public final class ClusterCache implements AutoCloseable {
     return Optional.ofNullable(nodes.getStore().getByKey(name));
   }
 
+  /** Every managed Pod (broker Pods and the Pods of broker Jobs); empty before {@link #start}. */
+  public List<Pod> pods() {
+    SharedIndexInformer<Pod> informer = pods;
+    return informer == null ? List.of() : informer.getStore().list();
+  }
+
   /** The managed broker Pods labelled with {@code instance}. */
   public List<Pod> podsOf(String instance) {
     return pods.getIndexer().byIndex(BY_INSTANCE, instance);

@@ -31,14 +31,17 @@ import org.slf4j.LoggerFactory;
  * routing table says), so a node with several networks probes all of them.
  *
  * <p>No thread of its own: the channel is drained every {@value #DRAIN_MILLIS} ms on the scheduler
- * until the timeout, then closed. At most {@value #MAX_DATAGRAMS} datagrams are parsed per probe;
- * later ones are read and dropped (a flood cannot make a round unbounded). Thread-safe: each probe
- * has its own channel.
+ * until the timeout, then closed. At most {@value #MAX_DATAGRAMS} datagrams are parsed per probe,
+ * and at most {@value #MAX_PER_SOURCE} from one source address (a device answers a probe with one
+ * datagram): later ones are read and dropped, so one flooding host can neither make a round
+ * unbounded nor crowd the others out (short of overflowing the socket's receive buffer, which no
+ * UDP receiver can prevent). Thread-safe: each probe has its own channel.
  */
 final class MulticastProber implements Prober {
 
   private static final Logger LOG = LoggerFactory.getLogger(MulticastProber.class);
   static final int MAX_DATAGRAMS = 1024;
+  static final int MAX_PER_SOURCE = 64;
   static final long DRAIN_MILLIS = 20;
   private static final int RECEIVE_BUFFER = 1 << 20;
 
@@ -149,6 +152,7 @@ final class MulticastProber implements Prober {
     private final CompletableFuture<Answers> result;
     private final ByteBuffer buffer = ByteBuffer.allocate(WsDiscovery.MAX_DATAGRAM + 1);
     private final List<ProbeMatch> matches = new ArrayList<>();
+    private final java.util.Map<InetAddress, Integer> perSource = new java.util.HashMap<>();
     private int datagrams;
     private int rejected;
     private int dropped;
@@ -167,10 +171,13 @@ final class MulticastProber implements Prober {
       try {
         while (true) {
           buffer.clear();
-          if (channel.receive(buffer) == null) {
+          java.net.SocketAddress from = channel.receive(buffer);
+          if (from == null) {
             return;
           }
-          if (datagrams >= MAX_DATAGRAMS) {
+          InetAddress source = ((InetSocketAddress) from).getAddress();
+          if (datagrams >= MAX_DATAGRAMS
+              || perSource.merge(source, 1, Integer::sum) > MAX_PER_SOURCE) {
             dropped++;
             continue;
           }

@@ -80,43 +80,10 @@ public final class Credentials {
   public static Credentials from(Map<String, String> properties) {
     Map<String, Credential> byId = new HashMap<>();
     for (String list : names(properties.get(CREDENTIAL_LIST))) {
-      Object content = json(properties.get(list));
-      if (content instanceof Map<?, ?> map) {
-        for (Map.Entry<?, ?> e : map.entrySet()) {
-          if (e.getKey() instanceof String id
-              && e.getValue() instanceof Map<?, ?> data
-              && data.get("username") instanceof String username
-              && (data.get("password") == null || data.get("password") instanceof String)) {
-            Optional<String> password = Optional.ofNullable((String) data.get("password"));
-            if (Boolean.TRUE.equals(data.get("base64encoded"))) {
-              password = password.flatMap(Credentials::decodeBase64);
-            } else if (data.get("base64encoded") != null
-                && !(data.get("base64encoded") instanceof Boolean)) {
-              continue;
-            }
-            byId.put(id, new Credential(username, password));
-          }
-        }
-      }
+      byId.putAll(credentialList(properties.get(list)));
     }
     for (String list : names(properties.get(CREDENTIAL_REF_LIST))) {
-      Object content = json(properties.get(list));
-      if (content instanceof Map<?, ?> map) {
-        for (Map.Entry<?, ?> e : map.entrySet()) {
-          if (e.getKey() instanceof String id
-              && e.getValue() instanceof Map<?, ?> data
-              && data.get("username_ref") instanceof String usernameRef
-              && (data.get("password_ref") == null || data.get("password_ref") instanceof String)) {
-            String username = properties.get(usernameRef);
-            if (username == null || username.isEmpty()) {
-              continue;
-            }
-            Optional<String> password =
-                Optional.ofNullable((String) data.get("password_ref")).map(properties::get);
-            byId.put(id, new Credential(username, password));
-          }
-        }
-      }
+      byId.putAll(credentialRefList(properties.get(list), properties));
     }
     for (Map.Entry<String, String> e : properties.entrySet()) {
       String key = e.getKey();
@@ -149,6 +116,57 @@ public final class Credentials {
   @Override
   public String toString() {
     return "Credentials" + byId.keySet();
+  }
+
+  /** One credential list; any entry of the wrong shape voids the whole list (Akri's serde). */
+  private static Map<String, Credential> credentialList(String text) {
+    Map<String, Credential> result = new HashMap<>();
+    if (!(json(text) instanceof Map<?, ?> map)) {
+      return result;
+    }
+    for (Map.Entry<?, ?> e : map.entrySet()) {
+      if (!(e.getKey() instanceof String id)
+          || !(e.getValue() instanceof Map<?, ?> data)
+          || !(data.get("username") instanceof String username)
+          || !(data.get("password") == null || data.get("password") instanceof String)
+          || !(data.get("base64encoded") == null || data.get("base64encoded") instanceof Boolean)) {
+        return Map.of();
+      }
+      Optional<String> password = Optional.ofNullable((String) data.get("password"));
+      if (Boolean.TRUE.equals(data.get("base64encoded"))) {
+        password = password.flatMap(Credentials::decodeBase64);
+      }
+      result.put(id, new Credential(username, password));
+    }
+    return result;
+  }
+
+  /**
+   * One credential reference list; any entry of the wrong shape voids the whole list, an entry
+   * whose username property is missing or empty is skipped (both as in Akri).
+   */
+  private static Map<String, Credential> credentialRefList(
+      String text, Map<String, String> properties) {
+    Map<String, Credential> result = new HashMap<>();
+    if (!(json(text) instanceof Map<?, ?> map)) {
+      return result;
+    }
+    for (Map.Entry<?, ?> e : map.entrySet()) {
+      if (!(e.getKey() instanceof String id)
+          || !(e.getValue() instanceof Map<?, ?> data)
+          || !(data.get("username_ref") instanceof String usernameRef)
+          || !(data.get("password_ref") == null || data.get("password_ref") instanceof String)) {
+        return Map.of();
+      }
+      String username = properties.get(usernameRef);
+      if (username == null || username.isEmpty()) {
+        continue;
+      }
+      Optional<String> password =
+          Optional.ofNullable((String) data.get("password_ref")).map(properties::get);
+      result.put(id, new Credential(username, password));
+    }
+    return result;
   }
 
   private static List<String> names(String listJson) {

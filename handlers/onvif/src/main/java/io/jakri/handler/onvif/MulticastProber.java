@@ -42,6 +42,7 @@ final class MulticastProber implements Prober {
   private static final Logger LOG = LoggerFactory.getLogger(MulticastProber.class);
   static final int MAX_DATAGRAMS = 1024;
   static final int MAX_PER_SOURCE = 64;
+  static final int MAX_RESOLVES = 64;
   static final long DRAIN_MILLIS = 20;
   private static final int RECEIVE_BUFFER = 1 << 20;
 
@@ -64,8 +65,10 @@ final class MulticastProber implements Prober {
     CompletableFuture<Answers> result = new CompletableFuture<>();
     String messageId = "uuid:" + UUID.randomUUID();
     DatagramChannel channel;
+    List<NetworkInterface> chosen;
+    InetSocketAddress group;
     try {
-      List<NetworkInterface> chosen = choose();
+      chosen = choose();
       if (chosen.isEmpty()) {
         result.completeExceptionally(
             new IOException(
@@ -80,7 +83,7 @@ final class MulticastProber implements Prober {
       channel.configureBlocking(false);
       ByteBuffer probe =
           ByteBuffer.wrap(WsDiscovery.probe(messageId, type).getBytes(StandardCharsets.UTF_8));
-      InetSocketAddress group =
+      group =
           new InetSocketAddress(
               InetAddress.getByName(WsDiscovery.MULTICAST_GROUP), WsDiscovery.PORT);
       int sent = 0;
@@ -106,7 +109,7 @@ final class MulticastProber implements Prober {
       result.completeExceptionally(e);
       return result;
     }
-    Collector collector = new Collector(channel, messageId, result);
+    Collector collector = new Collector(channel, messageId, result, chosen, group);
     long deadline = System.nanoTime() + timeout.toNanos();
     ScheduledFuture<?> drain =
         scheduler.scheduleWithFixedDelay(
@@ -145,10 +148,18 @@ final class MulticastProber implements Prober {
     return chosen;
   }
 
-  /** Drains one probe's channel; all methods run on the scheduler, never concurrently. */
+  /**
+   * Drains one probe's channel; all methods run on the scheduler, never concurrently. A match
+   * without {@code XAddrs} is resolved: a Resolve for its endpoint is multicast on the same
+   * interfaces (at most {@value #MAX_RESOLVES} per probe) and the ResolveMatch, read like a
+   * ProbeMatch, brings the addresses.
+   */
   private final class Collector {
     private final DatagramChannel channel;
-    private final String messageId;
+    private final java.util.Set<String> ours = new java.util.HashSet<>();
+    private final java.util.Set<String> resolving = new java.util.HashSet<>();
+    private final List<NetworkInterface> chosen;
+    private final InetSocketAddress group;
     private final CompletableFuture<Answers> result;
     private final ByteBuffer buffer = ByteBuffer.allocate(WsDiscovery.MAX_DATAGRAM + 1);
     private final List<ProbeMatch> matches = new ArrayList<>();
@@ -158,10 +169,37 @@ final class MulticastProber implements Prober {
     private int dropped;
     private boolean done;
 
-    Collector(DatagramChannel channel, String messageId, CompletableFuture<Answers> result) {
+    Collector(
+        DatagramChannel channel,
+        String messageId,
+        CompletableFuture<Answers> result,
+        List<NetworkInterface> chosen,
+        InetSocketAddress group) {
       this.channel = channel;
-      this.messageId = messageId;
+      this.ours.add(messageId);
       this.result = result;
+      this.chosen = chosen;
+      this.group = group;
+    }
+
+    private void resolve(ProbeMatch match) {
+      if (resolving.size() >= MAX_RESOLVES || !resolving.add(match.address())) {
+        return;
+      }
+      String id = "uuid:" + UUID.randomUUID();
+      ours.add(id);
+      ByteBuffer message =
+          ByteBuffer.wrap(
+              WsDiscovery.resolve(id, match.address()).getBytes(StandardCharsets.UTF_8));
+      for (NetworkInterface nif : chosen) {
+        try {
+          channel.setOption(StandardSocketOptions.IP_MULTICAST_IF, nif);
+          channel.send(message.duplicate(), group);
+        } catch (IOException e) {
+          LOG.debug(
+              "onvif({}): resolve on {} failed: {}", configuration, nif.getName(), e.toString());
+        }
+      }
     }
 
     synchronized void drain() {
@@ -184,7 +222,19 @@ final class MulticastProber implements Prober {
           datagrams++;
           buffer.flip();
           try {
-            matches.addAll(WsDiscovery.probeMatches(buffer.array(), buffer.limit(), messageId));
+            for (ProbeMatch m : WsDiscovery.probeMatches(buffer.array(), buffer.limit(), ours)) {
+              LOG.debug(
+                  "onvif({}): {} answered for {}: XAddrs {}",
+                  configuration,
+                  source.getHostAddress(),
+                  m.uuid(),
+                  m.xaddrs());
+              if (m.xaddrs().isEmpty()) {
+                resolve(m);
+              } else {
+                matches.add(m);
+              }
+            }
           } catch (Xml.Rejected e) {
             rejected++;
             LOG.debug("onvif({}): ignored an answer: {}", configuration, e.getMessage());

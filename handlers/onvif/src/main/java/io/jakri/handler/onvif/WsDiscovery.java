@@ -68,36 +68,72 @@ public final class WsDiscovery {
   }
 
   /**
-   * The matches in one received datagram answering the probe {@code messageId}.
+   * A Resolve for an endpoint whose ProbeMatch carried no {@code XAddrs} (WS-Discovery §6: the
+   * client resolves it; Akri does not, so such devices were invisible to it).
+   */
+  public static String resolve(String messageId, String endpointAddress) {
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+        + "<s:Envelope xmlns:s=\""
+        + SOAP_ENV
+        + "\" xmlns:w=\""
+        + WSA
+        + "\" xmlns:d=\""
+        + WSD
+        + "\">"
+        + "<s:Header>"
+        + "<w:MessageID>"
+        + Xml.escape(messageId)
+        + "</w:MessageID>"
+        + "<w:To>urn:schemas-xmlsoap-org:ws:2005:04:discovery</w:To>"
+        + "<w:Action>http://schemas.xmlsoap.org/ws/2005/04/discovery/Resolve</w:Action>"
+        + "</s:Header>"
+        + "<s:Body><d:Resolve><w:EndpointReference><w:Address>"
+        + Xml.escape(endpointAddress)
+        + "</w:Address></w:EndpointReference></d:Resolve></s:Body></s:Envelope>";
+  }
+
+  /** As {@link #probeMatches(byte[], int, java.util.Set)} for one message id. */
+  public static List<ProbeMatch> probeMatches(byte[] data, int length, String messageId)
+      throws Xml.Rejected {
+    return probeMatches(data, length, java.util.Set.of(messageId));
+  }
+
+  /**
+   * The matches in one received datagram: {@code d:ProbeMatch} or {@code d:ResolveMatch} elements
+   * answering one of our messages {@code messageIds}.
    *
    * @throws Xml.Rejected when the datagram is not acceptable XML
    */
-  public static List<ProbeMatch> probeMatches(byte[] data, int length, String messageId)
-      throws Xml.Rejected {
+  public static List<ProbeMatch> probeMatches(
+      byte[] data, int length, java.util.Set<String> messageIds) throws Xml.Rejected {
     Document doc = Xml.parse(data, length, MAX_DATAGRAM);
     Element envelope = doc.getDocumentElement();
     if (!"Envelope".equals(envelope.getLocalName())) {
       throw new Xml.Rejected("not a SOAP envelope but <" + envelope.getLocalName() + ">");
     }
     Optional<Element> relatesTo = Xml.path(envelope, "Header", "RelatesTo");
-    if (relatesTo.isPresent() && !Xml.text(relatesTo.get()).equals(messageId)) {
+    if (relatesTo.isPresent() && !messageIds.contains(Xml.text(relatesTo.get()))) {
       return List.of();
     }
     Optional<Element> matches = Xml.path(envelope, "Body", "ProbeMatches");
+    String matchName = "ProbeMatch";
+    if (matches.isEmpty()) {
+      matches = Xml.path(envelope, "Body", "ResolveMatches");
+      matchName = "ResolveMatch";
+    }
     if (matches.isEmpty()) {
       return List.of();
     }
     List<ProbeMatch> result = new ArrayList<>();
-    for (Element match : Xml.children(matches.get(), "ProbeMatch")) {
+    for (Element match : Xml.children(matches.get(), matchName)) {
       if (result.size() >= MAX_MATCHES_PER_MESSAGE) {
         break;
       }
-      Optional<String> uuid =
+      Optional<String> address =
           Xml.path(match, "EndpointReference", "Address")
               .map(Xml::text)
-              .map(ProbeMatch::deviceId)
-              .filter(WsDiscovery::acceptableUuid);
-      if (uuid.isEmpty()) {
+              .filter(a -> acceptableUuid(ProbeMatch.deviceId(a)));
+      if (address.isEmpty()) {
         continue;
       }
       List<String> xaddrs = new ArrayList<>();
@@ -114,7 +150,7 @@ public final class WsDiscovery {
           scopes.add(Xml.text(s));
         }
       }
-      result.add(new ProbeMatch(uuid.get(), xaddrs, scopes));
+      result.add(new ProbeMatch(ProbeMatch.deviceId(address.get()), xaddrs, scopes, address.get()));
     }
     return result;
   }

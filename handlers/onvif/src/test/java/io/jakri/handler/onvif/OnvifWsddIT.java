@@ -23,11 +23,13 @@ import org.junit.jupiter.api.Test;
 /**
  * The WS-Discovery layer against a real, independent responder: Debian's {@code wsdd} in a network
  * namespace behind a veth pair (IPv4 multicast across it). wsdd answers probes for {@code
- * wsdp:Device} only, so the handler's probe type is set to that. wsdd is no camera: its HTTP
- * endpoint refuses ONVIF's {@code GetSystemDateAndTime}, so Akri's responsiveness check rightly
- * keeps it out of the snapshot; that the check reaches wsdd's own {@code XAddrs} path (which holds
- * its UUID) proves the probe went out, wsdd's ProbeMatches came back and were read. Without root,
- * iproute2 or wsdd the tests are skipped, except when {@code CI=true}: then they fail.
+ * wsdp:Device} only, so the handler's probe type is set to that. Its ProbeMatch carries no {@code
+ * XAddrs}, so the handler resolves the endpoint (a multicast Resolve) and reads wsdd's
+ * ResolveMatch. wsdd is no camera: its HTTP endpoint refuses ONVIF's {@code GetSystemDateAndTime},
+ * so Akri's responsiveness check rightly keeps it out of the snapshot; that the check reaches
+ * wsdd's own {@code XAddrs} path (which holds its UUID) proves the probe went out, wsdd's
+ * ProbeMatches came back and were read. Without root, iproute2 or wsdd the tests are skipped,
+ * except when {@code CI=true}: then they fail.
  */
 class OnvifWsddIT {
 
@@ -47,7 +49,16 @@ class OnvifWsddIT {
     network = OnvifNetwork.startOrSkip("ip", "wsdd");
     wsdd =
         network.spawn(
-            "wsdd", "-i", network.peerInterface, "-4", "-v", "-U", WSDD_UUID, "-n", "jakri-wsdd");
+            "wsdd",
+            "-i",
+            network.peerInterface,
+            "-4",
+            "-v",
+            "-v",
+            "-U",
+            WSDD_UUID,
+            "-n",
+            "jakri-wsdd");
     // wsdd announces itself (Hello) once its sockets are up.
     wsdd.await(Pattern.compile("(?i)(hello|scheduling)"), Duration.ofSeconds(20));
     pluginsDir = Files.createTempDirectory("jakri-onvif-wsdd-plugins-");

@@ -53,7 +53,8 @@ class WsDiscoveryTest {
             new ProbeMatch(
                 "abcdef01-2345",
                 List.of("http://10.0.0.1:80/onvif/device_service", "https://10.0.0.2/svc"),
-                List.of("onvif://www.onvif.org/name/NVT onvif://www.onvif.org/hardware/x")));
+                List.of("onvif://www.onvif.org/name/NVT onvif://www.onvif.org/hardware/x"),
+                "urn:uuid:ABCDEF01-2345"));
   }
 
   @Test
@@ -128,6 +129,20 @@ class WsDiscoveryTest {
     byte[] huge = new byte[70_000];
     assertThatThrownBy(() -> WsDiscovery.probeMatches(huge, huge.length, ID))
         .hasMessageContaining("larger than");
+  }
+
+  @Test
+  void resolveMatchesAnsweringOurResolveAreReadLikeProbeMatches() throws Exception {
+    String resolveMatches =
+        probeMatches("uuid:resolve-1", "urn:uuid:B", "http://10.0.0.2:5357/b", "")
+            .replace("ProbeMatch", "ResolveMatch");
+    byte[] b = resolveMatches.getBytes(StandardCharsets.UTF_8);
+    assertThat(WsDiscovery.probeMatches(b, b.length, java.util.Set.of(ID, "uuid:resolve-1")))
+        .containsExactly(
+            new ProbeMatch("b", List.of("http://10.0.0.2:5357/b"), List.of(""), "urn:uuid:B"));
+    assertThat(WsDiscovery.resolve("uuid:r", "urn:uuid:B"))
+        .contains("<d:Resolve><w:EndpointReference><w:Address>urn:uuid:B</w:Address>")
+        .contains("discovery/Resolve</w:Action>");
   }
 
   @Test

@@ -175,6 +175,9 @@ def answer(action):
                 f'<tt:SystemBackup>false</tt:SystemBackup><tt:SystemLogging>false</tt:SystemLogging>'
                 f'<tt:FirmwareUpgrade>false</tt:FirmwareUpgrade><tt:SupportedVersions><tt:Major>2'
                 f'</tt:Major><tt:Minor>60</tt:Minor></tt:SupportedVersions></tt:System></tt:Device>'
+                f'<tt:Media><tt:XAddr>{service_url()}</tt:XAddr><tt:StreamingCapabilities>'
+                f'<tt:RTPMulticast>false</tt:RTPMulticast><tt:RTP_TCP>true</tt:RTP_TCP><tt:RTP_RTSP_TCP>true'
+                f'</tt:RTP_RTSP_TCP></tt:StreamingCapabilities></tt:Media>'
                 f'</tds:Capabilities></tds:GetCapabilitiesResponse>')
     if action == "GetDeviceInformation":
         return ('<tds:GetDeviceInformationResponse><tds:Manufacturer>jakri</tds:Manufacturer>'
@@ -201,6 +204,14 @@ def answer(action):
     if action == "GetNTP":
         return ('<tds:GetNTPResponse><tds:NTPInformation><tt:FromDHCP>false</tt:FromDHCP>'
                 '</tds:NTPInformation></tds:GetNTPResponse>')
+    if action == "GetProfiles":
+        return ('<trt:GetProfilesResponse xmlns:trt="http://www.onvif.org/ver10/media/wsdl">'
+                '<trt:Profiles token="profile_1" fixed="true"><tt:Name>main</tt:Name></trt:Profiles>'
+                '</trt:GetProfilesResponse>')
+    if action == "GetProfile":
+        return ('<trt:GetProfileResponse xmlns:trt="http://www.onvif.org/ver10/media/wsdl">'
+                '<trt:Profile token="profile_1" fixed="true"><tt:Name>main</tt:Name></trt:Profile>'
+                '</trt:GetProfileResponse>')
     if action == "GetScopes":
         scopes = "".join(f'<tds:Scopes><tt:ScopeDef>Fixed</tt:ScopeDef><tt:ScopeItem>{s}</tt:ScopeItem>'
                          f'</tds:Scopes>' for s in args.scopes.split())

@@ -55,6 +55,8 @@ final class OnvifNetwork implements AutoCloseable {
 
   private final List<Process> processes = new CopyOnWriteArrayList<>();
   private Path dir;
+  private boolean client;
+  private boolean clientCreated;
   private boolean namespaceCreated;
   private boolean linkCreated;
 
@@ -65,7 +67,17 @@ final class OnvifNetwork implements AutoCloseable {
    * CI=true}, where a missing peer fails.
    */
   static OnvifNetwork startOrSkip(String... tools) {
+    return startOrSkip(false, tools);
+  }
+
+  /**
+   * As {@link #startOrSkip(String...)}; with {@code clientNamespace} the test's end of the veth
+   * goes into a second namespace {@code onvif-<id>c} instead of the test's own, for clients that
+   * must run as separate processes and turn multicast loop-back off (onvif-util does).
+   */
+  static OnvifNetwork startOrSkip(boolean clientNamespace, String... tools) {
     OnvifNetwork network = new OnvifNetwork();
+    network.client = clientNamespace;
     try {
       for (String tool : tools) {
         if (!onPath(tool)) {
@@ -95,8 +107,18 @@ final class OnvifNetwork implements AutoCloseable {
     run("ip", "link", "add", hostInterface, "type", "veth", "peer", "name", peerInterface);
     linkCreated = true;
     run("ip", "link", "set", peerInterface, "netns", namespace);
-    run("ip", "addr", "add", hostAddress + "/29", "dev", hostInterface);
-    run("ip", "link", "set", hostInterface, "multicast", "on", "up");
+    if (client) {
+      run("ip", "netns", "add", clientNamespace());
+      clientCreated = true;
+      run("ip", "link", "set", hostInterface, "netns", clientNamespace());
+      inClient("ip", "link", "set", "lo", "up");
+      inClient("ip", "addr", "add", hostAddress + "/29", "dev", hostInterface);
+      inClient("ip", "link", "set", hostInterface, "multicast", "on", "up");
+      inClient("ip", "route", "add", "224.0.0.0/4", "dev", hostInterface);
+    } else {
+      run("ip", "addr", "add", hostAddress + "/29", "dev", hostInterface);
+      run("ip", "link", "set", hostInterface, "multicast", "on", "up");
+    }
     inNamespace("ip", "link", "set", "lo", "up");
     inNamespace("ip", "addr", "add", peerAddress + "/29", "dev", peerInterface);
     inNamespace("ip", "addr", "add", otherPeerAddress + "/29", "dev", peerInterface);
@@ -178,9 +200,22 @@ final class OnvifNetwork implements AutoCloseable {
     return new Camera(peer, uuid, port);
   }
 
+  String clientNamespace() {
+    return namespace + "c";
+  }
+
+  /** Runs a command in the client namespace (see {@link #startOrSkip(boolean, String...)}). */
+  Peer spawnClient(String input, String... command) throws IOException {
+    return spawnIn(clientNamespace(), input, command);
+  }
+
   /** Starts a command inside the namespace. */
   Peer spawn(String... command) throws IOException {
-    List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", namespace));
+    return spawnIn(namespace, null, command);
+  }
+
+  private Peer spawnIn(String ns, String input, String... command) throws IOException {
+    List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", ns));
     full.addAll(List.of(command));
     Path log = dir.resolve("peer-" + processes.size() + ".log");
     ProcessBuilder builder = new ProcessBuilder(full).redirectErrorStream(true);
@@ -188,16 +223,12 @@ final class OnvifNetwork implements AutoCloseable {
     long started = System.nanoTime();
     Process process = builder.start();
     processes.add(process);
-    return new Peer(process, log, started);
-  }
-
-  /** Starts a command inside the namespace with {@code input} on its stdin. */
-  Peer spawnWithInput(String input, String... command) throws IOException {
-    Peer peer = spawn(command);
-    try (var in = peer.process.getOutputStream()) {
-      in.write(input.getBytes(StandardCharsets.UTF_8));
+    try (var in = process.getOutputStream()) {
+      if (input != null) {
+        in.write(input.getBytes(StandardCharsets.UTF_8));
+      }
     }
-    return peer;
+    return new Peer(process, log, started);
   }
 
   @Override
@@ -207,6 +238,9 @@ final class OnvifNetwork implements AutoCloseable {
     }
     if (namespaceCreated) {
       runQuietly("ip", "netns", "del", namespace);
+    }
+    if (clientCreated) {
+      runQuietly("ip", "netns", "del", clientNamespace());
     }
     if (linkCreated) {
       runQuietly("ip", "link", "del", hostInterface);
@@ -237,6 +271,12 @@ final class OnvifNetwork implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  private void inClient(String... command) throws IOException {
+    List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", clientNamespace()));
+    full.addAll(List.of(command));
+    run(full.toArray(String[]::new));
   }
 
   private void inNamespace(String... command) throws IOException {

@@ -26,11 +26,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The handler from the packaged plugin jar against camera stand-ins ({@code camera_standin.py})
- * running in a network namespace behind a veth pair ({@link OnvifNetwork}): real multicast probes,
- * real ProbeMatches, real SOAP over HTTP. The stand-in's answers are checked against two
- * independent ONVIF clients in {@link OnvifClientsIT}. Without root/iproute2/python3 the tests are
- * skipped, except when {@code CI=true}: then they fail.
+ * The handler from the packaged plugin jar against camera stand-ins ({@code
+ * onvif-camera-standin.py}) running in a network namespace behind a veth pair ({@link
+ * OnvifNetwork}): real multicast probes, real ProbeMatches, real SOAP over HTTP. The stand-in's
+ * answers are checked against two independent ONVIF clients in {@link OnvifClientsIT}. Without
+ * root/iproute2/python3 the tests are skipped, except when {@code CI=true}: then they fail.
  */
 class OnvifCameraIT {
 

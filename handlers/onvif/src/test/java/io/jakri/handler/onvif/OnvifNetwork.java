@@ -33,25 +33,29 @@ import org.junit.jupiter.api.Assumptions;
  * nothing is multicast onto the host's real networks. Inside the namespace 224.0.0.0/4 is routed to
  * the veth, so peers there can multicast too (and, with multicast loop-back, hear each other).
  * Needs root and iproute2; {@link #close()} removes everything and is safe after a partial start.
- * Threading: any thread; one network per test class.
+ * Threading: any thread; one network per test class. Public (and shipped in this module's test-jar)
+ * so the agent-level ITs in {@code it/} use the same peers.
  */
-final class OnvifNetwork implements AutoCloseable {
+public final class OnvifNetwork implements AutoCloseable {
 
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
-  static final Path STANDIN = Path.of("src/test/python/camera_standin.py").toAbsolutePath();
+
+  /** The camera stand-in script, a resource of this module's tests (and of its test-jar). */
+  static final String STANDIN_RESOURCE = "/onvif-camera-standin.py";
+
   static final Path NODE_DIR = Path.of("src/test/node").toAbsolutePath();
 
   private final String id =
       HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
   private final int subnet = ThreadLocalRandom.current().nextInt(1, 31) * 8;
-  final String namespace = "onvif-" + id;
-  final String hostInterface = "onv" + id + "a";
-  final String peerInterface = "onv" + id + "b";
-  final String hostAddress = "10.214." + subnet + ".1";
-  final String peerAddress = "10.214." + subnet + ".2";
+  public final String namespace = "onvif-" + id;
+  public final String hostInterface = "onv" + id + "a";
+  public final String peerInterface = "onv" + id + "b";
+  public final String hostAddress = "10.214." + subnet + ".1";
+  public final String peerAddress = "10.214." + subnet + ".2";
 
   /** A second address inside the namespace, for a host other than the cameras (a flooder). */
-  final String otherPeerAddress = "10.214." + subnet + ".3";
+  public final String otherPeerAddress = "10.214." + subnet + ".3";
 
   private final List<Process> processes = new CopyOnWriteArrayList<>();
   private Path dir;
@@ -66,7 +70,7 @@ final class OnvifNetwork implements AutoCloseable {
    * Sets the network up, or aborts the test class (skip) when it cannot, except under {@code
    * CI=true}, where a missing peer fails.
    */
-  static OnvifNetwork startOrSkip(String... tools) {
+  public static OnvifNetwork startOrSkip(String... tools) {
     return startOrSkip(false, tools);
   }
 
@@ -75,7 +79,7 @@ final class OnvifNetwork implements AutoCloseable {
    * goes into a second namespace {@code onvif-<id>c} instead of the test's own, for clients that
    * must run as separate processes and turn multicast loop-back off (onvif-util does).
    */
-  static OnvifNetwork startOrSkip(boolean clientNamespace, String... tools) {
+  public static OnvifNetwork startOrSkip(boolean clientNamespace, String... tools) {
     OnvifNetwork network = new OnvifNetwork();
     network.client = clientNamespace;
     try {
@@ -127,7 +131,7 @@ final class OnvifNetwork implements AutoCloseable {
   }
 
   /** A process running inside the namespace, its output in a log file. */
-  final class Peer implements AutoCloseable {
+  public final class Peer implements AutoCloseable {
     final Process process;
     final Path log;
     final long startedNanos;
@@ -138,7 +142,7 @@ final class OnvifNetwork implements AutoCloseable {
       this.startedNanos = startedNanos;
     }
 
-    String output() {
+    public String output() {
       return read(log);
     }
 
@@ -175,8 +179,8 @@ final class OnvifNetwork implements AutoCloseable {
   }
 
   /** A camera stand-in with its HTTP port. */
-  record Camera(Peer peer, String uuid, int port) implements AutoCloseable {
-    String serviceUrl(String address) {
+  public record Camera(Peer peer, String uuid, int port) implements AutoCloseable {
+    public String serviceUrl(String address) {
       return "http://" + address + ":" + port + "/onvif/device_service";
     }
 
@@ -187,17 +191,32 @@ final class OnvifNetwork implements AutoCloseable {
   }
 
   /**
-   * Starts a camera stand-in (see camera_standin.py for the options) and waits until it listens.
+   * Starts a camera stand-in (see src/test/resources/onvif-camera-standin.py for the options) and
+   * waits until it listens.
    */
-  Camera camera(String uuid, String... options) throws IOException {
+  public Camera camera(String uuid, String... options) throws IOException {
     List<String> command =
         new ArrayList<>(
-            List.of(python(), STANDIN.toString(), "--bind-ip", peerAddress, "--uuid", uuid));
+            List.of(python(), standin().toString(), "--bind-ip", peerAddress, "--uuid", uuid));
     command.addAll(List.of(options));
     Peer peer = spawn(command.toArray(String[]::new));
     int port =
         Integer.parseInt(peer.await(Pattern.compile("READY (\\d+)"), Duration.ofSeconds(20)));
     return new Camera(peer, uuid, port);
+  }
+
+  /** The stand-in script, copied from the class path into this network's temp dir once. */
+  private synchronized Path standin() throws IOException {
+    Path script = dir.resolve("onvif-camera-standin.py");
+    if (!Files.exists(script)) {
+      try (var in = OnvifNetwork.class.getResourceAsStream(STANDIN_RESOURCE)) {
+        if (in == null) {
+          throw new IOException(STANDIN_RESOURCE + " is not on the class path");
+        }
+        Files.copy(in, script);
+      }
+    }
+    return script;
   }
 
   String clientNamespace() {

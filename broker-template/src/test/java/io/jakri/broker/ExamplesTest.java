@@ -47,7 +47,17 @@ class ExamplesTest {
           "static",
           Set.of("deviceMapping"),
           "zeroconf",
-          Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"));
+          Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"),
+          "onvif",
+          Set.of(
+              "ipAddresses",
+              "macAddresses",
+              "scopes",
+              "uuids",
+              "discoveryTimeoutSeconds",
+              "probeType",
+              "interfaces",
+              "discoveryIntervalSeconds"));
 
   private record Doc(Path file, int index, Map<String, Object> body) {
     String where() {

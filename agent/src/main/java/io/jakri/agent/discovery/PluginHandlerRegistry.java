@@ -233,6 +233,25 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       fail(jar, refused.get());
       return Optional.empty();
     }
+    Optional<String> duplicate =
+        PluginJarCheck.pluginId(jar)
+            .flatMap(
+                id ->
+                    loaded.values().stream()
+                        .filter(l -> l.pluginId().equals(id))
+                        .findFirst()
+                        .map(
+                            l ->
+                                "plugin id \""
+                                    + id
+                                    + "\" is already loaded from "
+                                    + l.jar().getFileName()
+                                    + "; this jar is ignored (remove one of the two, or give one"
+                                    + " another Plugin-Id)"));
+    if (duplicate.isPresent()) {
+      fail(jar, duplicate.get());
+      return Optional.empty();
+    }
     String pluginId = null;
     try {
       pluginId = plugins.loadPlugin(jar);

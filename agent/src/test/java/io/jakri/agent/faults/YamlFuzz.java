@@ -187,6 +187,14 @@ final class YamlFuzz {
                   instanceID: %s
                   env: {A: %s, %s: b}
               """;
+          case "udev" ->
+              """
+              udevRules:
+              - %s
+              - 'SUBSYSTEM=="%s", ATTRS{%s}=="%s"'
+              groupRecursive: %s
+              permissions: %s
+              """;
           case "zeroconf" ->
               """
               kind: %s
@@ -219,6 +227,8 @@ final class YamlFuzz {
               new String[] {
                 "Include", "10.0.0.1", "00:12:41:5c:a1:a5", "onvif://www.onvif.org/name/Cam", "1"
               };
+          case "udev" ->
+              new String[] {"KERNEL==\"null\"", "block", "vendor", "0x1af4", "true", "rw"};
           default -> new String[] {"3", "dev", "example.com/sim", "x", "SIM"};
         };
     Object[] values = new Object[plausible.length];

@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Fuzzes every packaged handler's discoveryDetails checking (the real plugin jars, loaded the way
  * the agent loads them): validate never throws and names what is wrong; details it accepts start a
- * discovery without an InvalidDetailsException (handlers whose start touches the network, zeroconf,
- * are only validated).
+ * discovery without an InvalidDetailsException (handlers whose start touches the network, zeroconf
+ * and opcua, are only validated).
  */
 class HandlerDetailsFuzzIT {
 
@@ -54,10 +54,10 @@ class HandlerDetailsFuzzIT {
 
   @Test
   void everyHandlerRejectsGeneratedDetailsClearlyOrAcceptsThemConsistently() {
-    assertThat(registry.names()).contains("simulated", "debugEcho", "static", "zeroconf");
+    assertThat(registry.names()).contains("simulated", "debugEcho", "static", "zeroconf", "opcua");
     List<String> failures = new ArrayList<>();
     int total = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf")) {
+    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "opcua")) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       YamlFuzz fuzz = new YamlFuzz(ConfigurationFuzzTest.SEED + name.hashCode());
       int valid = 0;
@@ -110,7 +110,7 @@ class HandlerDetailsFuzzIT {
   void everyHandlerRefusesYamlAttacksInItsDetailsQuickly() {
     List<String> failures = new ArrayList<>();
     int cases = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf")) {
+    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "opcua")) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       for (Map.Entry<String, String> attack : YamlAttacks.all().entrySet()) {
         cases++;

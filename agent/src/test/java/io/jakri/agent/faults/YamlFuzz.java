@@ -195,6 +195,14 @@ final class YamlFuzz {
               port: %s
               txtRecords: {%s: x}
               """;
+          case "opcua" ->
+              """
+              opcuaDiscoveryMethod:
+                standard:
+                  discoveryUrls: [%s, %s]
+              applicationNames: {action: %s, items: [%s]}
+              pollIntervalSeconds: %s
+              """;
           default ->
               """
               count: %s
@@ -208,6 +216,10 @@ final class YamlFuzz {
         switch (handler) {
           case "static" -> new String[] {"node-b", "example.com/widget", "0001", "1", "B"};
           case "zeroconf" -> new String[] {"_http._tcp", "printer", "local", "631", "path"};
+          case "opcua" ->
+              new String[] {
+                "opc.tcp://plc:4840/", "opc.tcp://10.0.0.1:48010/UA", "Include", "Boiler", "10"
+              };
           default -> new String[] {"3", "dev", "example.com/sim", "x", "SIM"};
         };
     Object[] values = new Object[plausible.length];

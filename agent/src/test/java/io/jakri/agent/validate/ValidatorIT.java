@@ -72,7 +72,7 @@ class ValidatorIT {
                 + file
                 + ": spec.discoveryHandler.name: handler \"udev\" is not installed (installed in "
                 + PLUGINS
-                + ": debugEcho, simulated, static, zeroconf); discoveryDetails not checked",
+                + ": debugEcho, opcua, simulated, static, zeroconf); discoveryDetails not checked",
             file + ": configuration cams is valid (discoveryDetails not checked)");
     assertThat(outcome.code()).isZero();
   }
@@ -223,12 +223,12 @@ class ValidatorIT {
     assertThat(outcome.err()).isEmpty();
     assertThat(outcome.out())
         .contains(akri + " (document 1): configuration akri-debug-echo is valid")
+        .contains(akri + " (document 4): configuration akri-opcua is valid")
         .filteredOn(l -> l.startsWith("warning: "))
         .extracting(l -> l.replaceFirst(" is not installed .*", ""))
         .containsExactly(
             "warning: " + akri + " (document 2): spec.discoveryHandler.name: handler \"udev\"",
-            "warning: " + akri + " (document 3): spec.discoveryHandler.name: handler \"onvif\"",
-            "warning: " + akri + " (document 4): spec.discoveryHandler.name: handler \"opcua\"");
+            "warning: " + akri + " (document 3): spec.discoveryHandler.name: handler \"onvif\"");
     assertThat(outcome.code()).isZero();
   }
 }

@@ -49,7 +49,9 @@ class ExamplesTest {
           "zeroconf",
           Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"),
           "opcua",
-          Set.of("opcuaDiscoveryMethod", "applicationNames", "pollIntervalSeconds"));
+          Set.of("opcuaDiscoveryMethod", "applicationNames", "pollIntervalSeconds"),
+          "udev",
+          Set.of("udevRules", "groupRecursive", "permissions", "rescanIntervalSeconds"));
 
   private record Doc(Path file, int index, Map<String, Object> body) {
     String where() {
@@ -60,7 +62,8 @@ class ExamplesTest {
   @Test
   void everyScenarioHasADirectoryWithAReadmeAndIsListedInTheIndex() throws IOException {
     String index = Files.readString(EXAMPLES.resolve("README.md"));
-    for (String scenario : List.of("zeroconf", "opcua", "spookd", "simple-device", "debug-echo")) {
+    for (String scenario :
+        List.of("zeroconf", "opcua", "spookd", "simple-device", "debug-echo", "udev")) {
       assertThat(EXAMPLES.resolve(scenario).resolve("README.md")).isRegularFile();
       assertThat(yamlFiles(EXAMPLES.resolve(scenario))).isNotEmpty();
       assertThat(index).contains("(" + scenario + "/)");

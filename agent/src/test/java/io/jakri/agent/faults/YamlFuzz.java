@@ -187,6 +187,14 @@ final class YamlFuzz {
                   instanceID: %s
                   env: {A: %s, %s: b}
               """;
+          case "udev" ->
+              """
+              udevRules:
+              - %s
+              - 'SUBSYSTEM=="%s", ATTRS{%s}=="%s"'
+              groupRecursive: %s
+              permissions: %s
+              """;
           case "zeroconf" ->
               """
               kind: %s
@@ -220,6 +228,8 @@ final class YamlFuzz {
               new String[] {
                 "opc.tcp://plc:4840/", "opc.tcp://10.0.0.1:48010/UA", "Include", "Boiler", "10"
               };
+          case "udev" ->
+              new String[] {"KERNEL==\"null\"", "block", "vendor", "0x1af4", "true", "rw"};
           default -> new String[] {"3", "dev", "example.com/sim", "x", "SIM"};
         };
     Object[] values = new Object[plausible.length];

@@ -178,7 +178,14 @@ public final class Bench {
       boolean runsGiven = false;
       Set<String> scenarios =
           Set.of(
-              "idle", "scale", "floor", "cluster", "writes", "zeroconf", "udev", "opcua",
+              "idle",
+              "scale",
+              "floor",
+              "cluster",
+              "writes",
+              "zeroconf",
+              "udev",
+              "opcua",
               "controller");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);

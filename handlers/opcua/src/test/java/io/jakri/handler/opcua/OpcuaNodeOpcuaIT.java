@@ -243,6 +243,24 @@ class OpcuaNodeOpcuaIT {
   }
 
   @Test
+  void serverThatUnregistersFromTheDiscoveryServerLeavesTheSnapshot() throws Exception {
+    OpcuaPeers.Peer leaving = peers.server("leaving", Optional.empty(), Optional.of(lds));
+    cleanUp.add(leaving);
+    peers.awaitReady(leaving);
+    RecordingListener listener =
+        discover(
+            "lds-leaving",
+            details(
+                "pollIntervalSeconds: 1\napplicationNames:\n  action: Include\n"
+                    + "  items: [leaving, alpha]\n",
+                lds.url()));
+    awaitIds(listener, List.of(leaving.advertisedUrl(), alpha.advertisedUrl()));
+
+    leaving.close(); // SIGTERM: node-opcua unregisters from the LDS on shutdown
+    awaitIds(listener, List.of(alpha.advertisedUrl()));
+  }
+
+  @Test
   void floodOfTenThousandHostileApplicationsIsBoundedAndOtherConfigurationsKeepWorking()
       throws Exception {
     RecordingListener flooded = discover("flood", details("", flood.url()));

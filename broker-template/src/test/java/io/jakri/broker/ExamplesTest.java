@@ -50,6 +50,16 @@ class ExamplesTest {
           Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"),
           "opcua",
           Set.of("opcuaDiscoveryMethod", "applicationNames", "pollIntervalSeconds"),
+          "onvif",
+          Set.of(
+              "ipAddresses",
+              "macAddresses",
+              "scopes",
+              "uuids",
+              "discoveryTimeoutSeconds",
+              "probeType",
+              "interfaces",
+              "discoveryIntervalSeconds"),
           "udev",
           Set.of("udevRules", "groupRecursive", "permissions", "rescanIntervalSeconds"));
 
@@ -63,7 +73,7 @@ class ExamplesTest {
   void everyScenarioHasADirectoryWithAReadmeAndIsListedInTheIndex() throws IOException {
     String index = Files.readString(EXAMPLES.resolve("README.md"));
     for (String scenario :
-        List.of("zeroconf", "opcua", "spookd", "simple-device", "debug-echo", "udev")) {
+        List.of("zeroconf", "opcua", "spookd", "simple-device", "debug-echo", "udev", "onvif")) {
       assertThat(EXAMPLES.resolve(scenario).resolve("README.md")).isRegularFile();
       assertThat(yamlFiles(EXAMPLES.resolve(scenario))).isNotEmpty();
       assertThat(index).contains("(" + scenario + "/)");

@@ -211,6 +211,13 @@ final class YamlFuzz {
               applicationNames: {action: %s, items: [%s]}
               pollIntervalSeconds: %s
               """;
+          case "onvif" ->
+              """
+              ipAddresses: {action: %s, items: [%s]}
+              macAddresses: {action: Exclude, items: [%s]}
+              scopes: {items: [%s]}
+              discoveryTimeoutSeconds: %s
+              """;
           default ->
               """
               count: %s
@@ -227,6 +234,10 @@ final class YamlFuzz {
           case "opcua" ->
               new String[] {
                 "opc.tcp://plc:4840/", "opc.tcp://10.0.0.1:48010/UA", "Include", "Boiler", "10"
+              };
+          case "onvif" ->
+              new String[] {
+                "Include", "10.0.0.1", "00:12:41:5c:a1:a5", "onvif://www.onvif.org/name/Cam", "1"
               };
           case "udev" ->
               new String[] {"KERNEL==\"null\"", "block", "vendor", "0x1af4", "true", "rw"};

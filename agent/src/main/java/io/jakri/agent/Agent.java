@@ -17,9 +17,11 @@ import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.deviceplugin.StaleSockets;
+import io.jakri.agent.discovery.ClassPolicy;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
+import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.events.AgentEvents;
@@ -151,7 +153,11 @@ public final class Agent implements AutoCloseable {
             resources,
             scheduler,
             options.offlineGrace(),
-            System::nanoTime);
+            System::nanoTime,
+            new ClassPolicy(
+                options.safeguards().classDomains(),
+                new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
+            options.safeguards().allowReservedBrokerEnv());
     Events events = Events.logging(LOG);
     if (client.isEmpty()) {
       this.configurationFiles =
@@ -360,10 +366,17 @@ public final class Agent implements AutoCloseable {
       healthExecutor = Optional.of(http);
       HealthServer server =
           new HealthServer(
-              new java.net.InetSocketAddress(options.metricsPort()), metrics, this::notReady, http);
+              new java.net.InetSocketAddress(
+                  options.safeguards().metricsBindAddress(), options.metricsPort()),
+              metrics,
+              this::notReady,
+              http);
       server.start();
       health = Optional.of(server);
-      LOG.info("metrics and health on port {} (/metrics, /healthz, /readyz)", server.port());
+      LOG.info(
+          "metrics and health on {} port {} (/metrics, /healthz, /readyz)",
+          options.safeguards().metricsBindAddress(),
+          server.port());
     }
   }
 

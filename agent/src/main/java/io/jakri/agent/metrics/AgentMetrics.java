@@ -326,6 +326,16 @@ public final class AgentMetrics
         .increment();
   }
 
+  @Override
+  public void refused(DiscoveryManager.Refusal refusal) {
+    Counter.builder("jakri.refusals")
+        .tag("reason", refusal.name())
+        .description(
+            "Configurations (or some of their devices) newly refused by this agent's policies")
+        .register(registry)
+        .increment();
+  }
+
   // ---- slot claims ----
 
   @Override

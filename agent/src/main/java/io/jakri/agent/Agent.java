@@ -317,6 +317,8 @@ public final class Agent implements AutoCloseable {
    */
   public static Agent start(AgentOptions options, Optional<KubernetesClient> client)
       throws IOException {
+    // gRPC logs through java.util.logging: into the agent's own log, transport noise at DEBUG.
+    io.jakri.logging.JulBridge.install();
     PluginHandlerRegistry handlers = new PluginHandlerRegistry(options.pluginsDir(), VERSION);
     Agent agent = new Agent(options, handlers, client);
     try {
@@ -389,6 +391,11 @@ public final class Agent implements AutoCloseable {
       return Optional.of("Configurations and Instances not listed from the API server yet");
     }
     return Optional.empty();
+  }
+
+  /** The address the metrics and health endpoints listen on, when serving. */
+  public Optional<java.net.InetSocketAddress> healthAddress() {
+    return health.map(HealthServer::address);
   }
 
   /** The metrics registry's exposition and health endpoints' port, when serving. */

@@ -72,25 +72,33 @@ public final class ClassPolicy {
     return Optional.empty();
   }
 
+  /** Whether {@code className} is a valid extended resource name. */
+  public static boolean validName(String className) {
+    int slash = className.indexOf('/');
+    if (slash < 0) {
+      return false;
+    }
+    String domain = className.substring(0, slash);
+    String name = className.substring(slash + 1);
+    return domain.length() <= 253
+        && DOMAIN.matcher(domain).matches()
+        && name.length() <= 63
+        && NAME.matcher(name).matches();
+  }
+
   /**
    * The static rules alone (name, {@code akri.sh} domain, allowed domains), also used by {@code
    * validate}.
    */
   public static Optional<String> nameRule(
       String configuration, String className, Set<String> domains) {
-    int slash = className.indexOf('/');
-    String domain = slash < 0 ? "" : className.substring(0, slash);
-    String name = slash < 0 ? className : className.substring(slash + 1);
-    if (slash < 0
-        || domain.length() > 253
-        || !DOMAIN.matcher(domain).matches()
-        || name.length() > 63
-        || !NAME.matcher(name).matches()) {
+    if (!validName(className)) {
       return Optional.of(
           "class \""
               + className
               + "\" is not a valid extended resource name (<lowercase DNS subdomain>/<name>)");
     }
+    String domain = className.substring(0, className.indexOf('/'));
     String own = "akri.sh/" + configuration;
     if (domain.equals("akri.sh")) {
       return className.equals(own)

@@ -510,7 +510,10 @@ public final class DiscoveryManager implements AutoCloseable {
       return Optional.empty();
     }
     List<String> reserved =
-        spec.brokerProperties().keySet().stream().filter(EnvContract::reserved).sorted().toList();
+        spec.brokerProperties().keySet().stream()
+            .filter(n -> EnvContract.validName(n) && EnvContract.reserved(n))
+            .sorted()
+            .toList();
     if (reserved.isEmpty()) {
       return Optional.empty();
     }

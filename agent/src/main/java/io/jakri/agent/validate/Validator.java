@@ -168,6 +168,9 @@ public final class Validator {
     int problems = 0;
     Details details = Details.of(spec.discoveryDetails());
     for (String cls : details.classes()) {
+      if (!ClassPolicy.validName(cls)) {
+        continue; // the handler's own check names what is wrong with it
+      }
       Optional<String> refusal = ClassPolicy.nameRule(spec.name(), cls, classDomains);
       String owner = classOwners.putIfAbsent(cls, spec.name() + " (" + where + ")");
       if (refusal.isEmpty() && owner != null && !owner.startsWith(spec.name() + " (")) {
@@ -193,7 +196,10 @@ public final class Validator {
       }
     }
     List<String> reserved =
-        spec.brokerProperties().keySet().stream().filter(EnvContract::reserved).sorted().toList();
+        spec.brokerProperties().keySet().stream()
+            .filter(n -> EnvContract.validName(n) && EnvContract.reserved(n))
+            .sorted()
+            .toList();
     for (String name : reserved) {
       out.println(
           "warning: "

@@ -157,7 +157,8 @@ public final class Agent implements AutoCloseable {
             new ClassPolicy(
                 options.safeguards().classDomains(),
                 new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
-            options.safeguards().allowReservedBrokerEnv());
+            options.safeguards().allowReservedBrokerEnv(),
+            options.safeguards().slotLimits());
     Events events = Events.logging(LOG);
     if (client.isEmpty()) {
       this.configurationFiles =

@@ -2,6 +2,7 @@ package io.jakri.agent;
 
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
+import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.validate.Validator;
 import io.jakri.logging.LogFormat;
 import java.io.PrintWriter;
@@ -100,6 +101,20 @@ public final class Main implements Callable<Integer> {
   @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
 
   @Option(
+      names = "--max-slots-per-configuration",
+      description =
+          "Most slots (capacity x devices) of one Configuration on this node; devices beyond are"
+              + " refused (env JAKRI_MAX_SLOTS_PER_CONFIGURATION; default ${DEFAULT-VALUE}).")
+  long maxSlotsPerConfiguration = SlotLimits.DEFAULT_PER_CONFIGURATION;
+
+  @Option(
+      names = "--max-slots-per-agent",
+      description =
+          "Most slots of all Configurations on this node (env JAKRI_MAX_SLOTS_PER_AGENT; default"
+              + " ${DEFAULT-VALUE}, sized to the chart's 384Mi memory limit).")
+  long maxSlotsPerAgent = SlotLimits.DEFAULT_PER_AGENT;
+
+  @Option(
       names = "--log-format",
       converter = LogFormat.Converter.class,
       description =
@@ -109,12 +124,23 @@ public final class Main implements Callable<Integer> {
 
   /** The safeguards the flags ask for. */
   Safeguards safeguards() {
-    return new Safeguards(classDomains.domains(), allowReservedBrokerEnv, metricsBindAddress);
+    return new Safeguards(
+        classDomains.domains(),
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        new SlotLimits(maxSlotsPerConfiguration, maxSlotsPerAgent));
   }
 
   @Override
   public Integer call() throws Exception {
     logFormat.apply(Optional.of(common.nodeName()));
+    OutOfMemoryExit.install();
+    if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
+      System.err.println(
+          "jakri-agent: --max-slots-per-configuration and --max-slots-per-agent must be at least"
+              + " 1");
+      return 2;
+    }
     int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {
       if (config != null) {

@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.discovery.SlotLimits;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -14,9 +15,13 @@ import java.util.TreeSet;
  *     ...); off: a Configuration setting one is refused
  * @param metricsBindAddress the address {@code --metrics-port} listens on ({@code 0.0.0.0}: every
  *     interface)
+ * @param slotLimits the most slots (capacity × devices) per Configuration and in all
  */
 public record Safeguards(
-    Set<String> classDomains, boolean allowReservedBrokerEnv, String metricsBindAddress) {
+    Set<String> classDomains,
+    boolean allowReservedBrokerEnv,
+    String metricsBindAddress,
+    SlotLimits slotLimits) {
 
   /** The class domains the bundled examples need. */
   public static final Set<String> DEFAULT_CLASS_DOMAINS = Set.of("example.com");
@@ -30,18 +35,23 @@ public record Safeguards(
 
   /** The defaults: example classes only, reserved env refused, metrics on every interface. */
   public static Safeguards defaults() {
-    return new Safeguards(DEFAULT_CLASS_DOMAINS, false, DEFAULT_METRICS_BIND_ADDRESS);
+    return new Safeguards(
+        DEFAULT_CLASS_DOMAINS, false, DEFAULT_METRICS_BIND_ADDRESS, SlotLimits.defaults());
   }
 
   public Safeguards withClassDomains(Set<String> domains) {
-    return new Safeguards(domains, allowReservedBrokerEnv, metricsBindAddress);
+    return new Safeguards(domains, allowReservedBrokerEnv, metricsBindAddress, slotLimits);
   }
 
   public Safeguards withAllowReservedBrokerEnv(boolean allow) {
-    return new Safeguards(classDomains, allow, metricsBindAddress);
+    return new Safeguards(classDomains, allow, metricsBindAddress, slotLimits);
   }
 
   public Safeguards withMetricsBindAddress(String address) {
-    return new Safeguards(classDomains, allowReservedBrokerEnv, address);
+    return new Safeguards(classDomains, allowReservedBrokerEnv, address, slotLimits);
+  }
+
+  public Safeguards withSlotLimits(SlotLimits limits) {
+    return new Safeguards(classDomains, allowReservedBrokerEnv, metricsBindAddress, limits);
   }
 }

@@ -174,7 +174,8 @@ class AgentDaemonSetTest {
     assertThat(RenderedChart.strings(agentContainer(RenderedChart.render()).get("args")))
         .contains("--class-domains=example.com")
         .doesNotContain("--allow-reserved-broker-env")
-        .noneMatch(a -> a.toString().startsWith("--metrics-bind-address"));
+        .noneMatch(a -> a.toString().startsWith("--metrics-bind-address"))
+        .noneMatch(a -> a.toString().startsWith("--max-slots"));
 
     assertThat(
             RenderedChart.strings(
@@ -182,7 +183,9 @@ class AgentDaemonSetTest {
         .contains(
             "--class-domains=example.com,nvidia.com",
             "--allow-reserved-broker-env",
-            "--metrics-bind-address=10.0.0.7");
+            "--metrics-bind-address=10.0.0.7",
+            "--max-slots-per-configuration=5000",
+            "--max-slots-per-agent=20000");
   }
 
   @Test

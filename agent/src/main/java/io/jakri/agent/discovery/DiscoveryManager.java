@@ -78,6 +78,7 @@ public final class DiscoveryManager implements AutoCloseable {
   private final LongSupplier nanoTime;
   private final ClassPolicy classPolicy;
   private final boolean allowReservedBrokerEnv;
+  private final SlotLimits slotLimits;
   private volatile boolean closed;
 
   /**
@@ -114,7 +115,9 @@ public final class DiscoveryManager implements AutoCloseable {
     /** Devices in a class the Configuration may not use ({@link ClassPolicy}). */
     CLASS,
     /** brokerProperties set a reserved env name and the operator did not allow it. */
-    RESERVED_ENV
+    RESERVED_ENV,
+    /** Devices beyond the slot limits ({@link SlotLimits}). */
+    SLOTS
   }
 
   /** What happened to a device. */
@@ -173,12 +176,14 @@ public final class DiscoveryManager implements AutoCloseable {
         offlineGrace,
         nanoTime,
         ClassPolicy.defaults(),
-        false);
+        false,
+        SlotLimits.defaults());
   }
 
   /**
    * @param classPolicy which class resources a Configuration's devices may join
    * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
+   * @param slotLimits the most slots per Configuration and in all
    */
   public DiscoveryManager(
       String node,
@@ -190,7 +195,9 @@ public final class DiscoveryManager implements AutoCloseable {
       Duration offlineGrace,
       LongSupplier nanoTime,
       ClassPolicy classPolicy,
-      boolean allowReservedBrokerEnv) {
+      boolean allowReservedBrokerEnv,
+      SlotLimits slotLimits) {
+    this.slotLimits = slotLimits;
     this.classPolicy = classPolicy;
     this.allowReservedBrokerEnv = allowReservedBrokerEnv;
     this.node = node;
@@ -313,7 +320,7 @@ public final class DiscoveryManager implements AutoCloseable {
         LOG.info("configuration {}: removed; discovery stopped", name);
         // Classes it served may be free for Configurations refused them.
         for (Run other : runs.values()) {
-          if (other.classRefusal != null
+          if (other.refusal != null
               && other.pending.compareAndSet(
                   null, new Pending(other.runId, other.lastSnapshot, nanoTime.getAsLong()))) {
             loop.execute(() -> onSnapshot(other));
@@ -336,7 +343,12 @@ public final class DiscoveryManager implements AutoCloseable {
         if (!old.brokerProperties().equals(spec.brokerProperties())) {
           logBrokerPropertyDrops(spec);
         }
-        if (reservedEnvRefusal(spec).isPresent()) {
+        if (reservedEnvRefusal(spec).isPresent()
+            || (spec.capacity() > old.capacity()
+                && (long) spec.capacity() * run.devices.size()
+                    > Math.min(slotLimits.perConfiguration(), slotLimits.perAgent()))) {
+          // Refused, or a capacity that the devices may no longer all have: start afresh, so the
+          // devices are admitted again within the limits (none is kept half-applied).
           run.stopDiscovery();
           run.cancelTimers();
           for (String instance : new ArrayList<>(run.devices.keySet())) {
@@ -588,6 +600,7 @@ public final class DiscoveryManager implements AutoCloseable {
     String classRefusal = refuseClasses(run, seen);
     logDroppedProperties(run, seen.values());
     limitNewcomers(run, seen);
+    String slotRefusal = limitSlots(run, seen);
     if (rejected > 0) {
       LOG.warn(
           "configuration {}: ignored {} reported devices (blank or duplicate ids, or over {})",
@@ -633,16 +646,25 @@ public final class DiscoveryManager implements AutoCloseable {
           discovered - LOGGED_PER_SNAPSHOT);
     }
     markMissing(run, seen.keySet(), pending.reportedNanos());
-    if (classRefusal != null) {
-      if (!classRefusal.equals(run.classRefusal)) {
-        refused(Refusal.CLASS);
+    String refusal =
+        classRefusal == null
+            ? slotRefusal
+            : slotRefusal == null ? classRefusal : classRefusal + "; " + slotRefusal;
+    if (refusal != null) {
+      if (!refusal.equals(run.refusal)) {
+        if (classRefusal != null) {
+          refused(Refusal.CLASS);
+        }
+        if (slotRefusal != null) {
+          refused(Refusal.SLOTS);
+        }
       }
-      run.classRefusal = classRefusal;
-      status(run, State.INVALID, classRefusal);
+      run.refusal = refusal;
+      status(run, State.INVALID, refusal);
       return;
     }
-    if (run.classRefusal != null) {
-      run.classRefusal = null;
+    if (run.refusal != null) {
+      run.refusal = null;
       status(run, State.DISCOVERING, "discovering with handler " + run.spec.handlerName());
       return;
     }
@@ -782,6 +804,55 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
+  /**
+   * Leaves out of {@code seen} the new devices whose slots (capacity each) would take the
+   * Configuration or the agent beyond {@link SlotLimits}; devices already tracked stay. Returns the
+   * refusal, if any device was left out.
+   */
+  private String limitSlots(Run run, Map<String, DiscoveredDevice> seen) {
+    long capacity = Math.max(1, run.spec.capacity());
+    long others = 0;
+    for (Run r : runs.values()) {
+      if (r != run) {
+        others += Math.max(1, (long) r.spec.capacity()) * r.devices.size();
+      }
+    }
+    long byConfiguration = slotLimits.perConfiguration() / capacity - run.devices.size();
+    long byAgent = (slotLimits.perAgent() - others) / capacity - run.devices.size();
+    long room = Math.min(byConfiguration, byAgent);
+    int left = 0;
+    for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
+      if (run.devices.containsKey(it.next())) {
+        continue;
+      }
+      if (room > 0) {
+        room--;
+      } else {
+        it.remove();
+        left++;
+      }
+    }
+    if (left == 0) {
+      return null;
+    }
+    boolean configurationBound = byConfiguration <= byAgent;
+    return left
+        + (left == 1 ? " device" : " devices")
+        + " of capacity "
+        + capacity
+        + " refused: "
+        + (configurationBound
+            ? "more than "
+                + slotLimits.perConfiguration()
+                + " slots for this Configuration"
+                + " (--max-slots-per-configuration)"
+            : "more than "
+                + slotLimits.perAgent()
+                + " slots on this agent, "
+                + others
+                + " of them other Configurations' (--max-slots-per-agent)");
+  }
+
   /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */
   private void markMissing(Run run, Set<String> seen, long reportedNanos) {
     int vanished = 0;
@@ -864,7 +935,7 @@ public final class DiscoveryManager implements AutoCloseable {
     final Map<String, ScheduledFuture<?>> graceTimers = new HashMap<>();
     final AtomicReference<Pending> pending = new AtomicReference<>();
     List<DiscoveredDevice> lastSnapshot = List.of();
-    String classRefusal;
+    String refusal;
     final Set<String> droppedLogged = new java.util.HashSet<>();
     int publishFailures;
     ScheduledFuture<?> republish;

@@ -21,7 +21,7 @@ class SafeguardFlagsTest {
     assertThat(Safeguards.defaults().classDomains()).containsExactly("example.com");
     assertThat(Safeguards.defaults().metricsBindAddress()).isEqualTo("0.0.0.0");
     assertThat(Safeguards.defaults().allowReservedBrokerEnv()).isFalse();
-    assertThat(Safeguards.defaults().slotLimits()).isEqualTo(new SlotLimits(100_000, 250_000));
+    assertThat(Safeguards.defaults().slotLimits()).isEqualTo(new SlotLimits(100_000, 150_000));
   }
 
   @Test

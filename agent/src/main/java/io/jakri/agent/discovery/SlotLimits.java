@@ -12,10 +12,8 @@ package io.jakri.agent.discovery;
 public record SlotLimits(long perConfiguration, long perAgent) {
 
   /**
-   * Default per Configuration: 100,000 slots. Sized to the chart's 384 MiB limit: measured with the
-   * chart's JVM flags and the kubelet emulator in the same process, a slot costs about 1.1 KB of
-   * RSS (91 MB idle, 140 MB at 50,000 slots, 193 MB at 99,000, 342 MB at 198,000), so the per-agent
-   * default of 150,000 slots stays near 250-280 MB.
+   * Default per Configuration. The defaults are sized to the chart's 384 MiB memory limit (the
+   * measurements are in the operations guide, "Memory limits").
    */
   public static final long DEFAULT_PER_CONFIGURATION = 100_000;
 

@@ -16,6 +16,8 @@ import java.util.Optional;
  *     its Node's capacity and allocatable
  * @param metricsPort port of {@code /metrics}, {@code /healthz}, {@code /readyz}; negative: off, 0:
  *     any free port
+ * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
+ *     the metrics address)
  */
 public record AgentOptions(
     String nodeName,
@@ -29,7 +31,8 @@ public record AgentOptions(
     Duration reclaimGrace,
     String namespace,
     boolean tidyNode,
-    int metricsPort) {
+    int metricsPort,
+    Safeguards safeguards) {
 
   /** Default namespace of cluster mode. */
   public static final String DEFAULT_NAMESPACE = "default";
@@ -79,7 +82,8 @@ public record AgentOptions(
         reclaimGrace,
         DEFAULT_NAMESPACE,
         true,
-        -1);
+        -1,
+        Safeguards.defaults());
   }
 
   /** A copy for cluster mode in {@code newNamespace}. */
@@ -96,7 +100,8 @@ public record AgentOptions(
         reclaimGrace,
         newNamespace,
         newTidyNode,
-        metricsPort);
+        metricsPort,
+        safeguards);
   }
 
   /** A copy with another reclaim grace. */
@@ -113,7 +118,8 @@ public record AgentOptions(
         grace,
         namespace,
         tidyNode,
-        metricsPort);
+        metricsPort,
+        safeguards);
   }
 
   /** A copy serving metrics and health on {@code port} (0: any free port). */
@@ -130,6 +136,25 @@ public record AgentOptions(
         reclaimGrace,
         namespace,
         tidyNode,
-        port);
+        port,
+        safeguards);
+  }
+
+  /** A copy with other safeguards. */
+  public AgentOptions withSafeguards(Safeguards newSafeguards) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespace,
+        tidyNode,
+        metricsPort,
+        newSafeguards);
   }
 }

@@ -2,6 +2,7 @@ package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.instance.StoreException;
@@ -839,7 +840,12 @@ public final class DiscoveryManager implements AutoCloseable {
     }
     long byConfiguration = slotLimits.perConfiguration() / capacity - run.devices.size();
     long byAgent = (slotLimits.perAgent() - others) / capacity - run.devices.size();
-    long room = Math.min(byConfiguration, byAgent);
+    // The class resource lists every slot of the Configuration in one ListAndWatch message,
+    // which the kubelet refuses beyond its message limit (and would never advertise).
+    long byMessage =
+        ConfigurationParser.devicesPerListAndWatch(run.spec.name(), (int) capacity)
+            - run.devices.size();
+    long room = Math.min(Math.min(byConfiguration, byAgent), byMessage);
     int left = 0;
     for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
       if (run.devices.containsKey(it.next())) {
@@ -854,6 +860,18 @@ public final class DiscoveryManager implements AutoCloseable {
     }
     if (left == 0) {
       return null;
+    }
+    if (byMessage < Math.min(byConfiguration, byAgent)) {
+      return left
+          + (left == 1 ? " device" : " devices")
+          + " of capacity "
+          + capacity
+          + " refused: the class resource's ListAndWatch message would be larger than the"
+          + " kubelet accepts ("
+          + ConfigurationParser.KUBELET_MAX_MESSAGE
+          + " bytes; "
+          + ConfigurationParser.devicesPerListAndWatch(run.spec.name(), (int) capacity)
+          + " devices at most)";
     }
     boolean configurationBound = byConfiguration <= byAgent;
     return left

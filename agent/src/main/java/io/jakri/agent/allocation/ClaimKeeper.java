@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes this node's claims ({@link LocalClaims}) back into any Instance object that lacks them
- * (DESIGN "Slots", rule 2): an Instance replaced by one with an empty or shorter {@code
+ * (slot rule 1 in docs/operations.md): an Instance replaced by one with an empty or shorter {@code
  * deviceUsage}, a slot of this node freed by a hand edit, or an Instance recreated by another node
  * without them. A claim is written back only into a free slot of an Instance that lists this node
  * in {@code nodes} (a node joining an Instance writes its claims in the same write, see {@code

@@ -13,12 +13,13 @@ import java.util.function.Consumer;
 
 /**
  * This node's own record of the slots it holds: the authority on them, whatever the Instance
- * objects in the API server say (DESIGN "Slots", rule 1). A slot enters when Allocate claims it
- * ({@link #hold}), when the kubelet's PodResources API reports a container using it ({@link
- * #hold}), or when the store shows it held by this node ({@link #learn}); it leaves only when this
- * node itself gives it up: the slot reclaimer frees it after the grace, an Allocate is undone, or
- * the device leaves this node ({@link #beginRelease} / {@link #endRelease}, {@link #releaseAll}).
- * {@link ClaimKeeper} writes these claims back into any Instance object that lacks them.
+ * objects in the API server say (slot rule 1 in docs/operations.md). A slot enters when Allocate
+ * claims it ({@link #hold}), when the kubelet's PodResources API reports a container using it
+ * ({@link #hold}), or when the store shows it held by this node ({@link #learn}); it leaves only
+ * when this node itself gives it up: the slot reclaimer frees it after the grace, an Allocate is
+ * undone, or the device leaves this node ({@link #beginRelease} / {@link #endRelease}, {@link
+ * #releaseAll}). {@link ClaimKeeper} writes these claims back into any Instance object that lacks
+ * them.
  *
  * <p>A slot being released by this node is not learned again from the store until the release
  * ended, so the store states seen while the freeing write is retried do not bring it back.

@@ -40,6 +40,35 @@ import org.slf4j.LoggerFactory;
  * StoreException.Conflict} is thrown, so the caller's retry starts from current state. Thread-safe;
  * listeners are called from the informer thread or the writing thread, and each call reflects a
  * state at least as new as the previous one for that Instance.
+ *
+ * <p><b>Claims survive whatever happens to the object.</b> The slot rules (docs/operations.md, "An
+ * Instance was deleted, replaced or edited by hand") make a slot in use on one node never grantable
+ * on another, even when a third party deletes the Instance, replaces it with an empty {@code
+ * deviceUsage} or frees a used slot by hand:
+ *
+ * <ol>
+ *   <li>Each node's own record of its claims ({@code LocalClaims}: Allocate grants, PodResources
+ *       in-use reports, what the store showed) is written back into any Instance lacking them
+ *       ({@code ClaimKeeper}), and travels with every write that lists the node in {@code nodes}.
+ *   <li>{@link #create} of an Instance this agent saw deleted restores the claims (and holders) the
+ *       deleted state carried ({@code tombstones}).
+ *   <li>Only a holder frees its slot: this store records the slots its node frees in {@link
+ *       #RELEASED_ANNOTATION}, and its view keeps a slot of another node held ({@link #guard}) when
+ *       that slot turns free without the holder's entry, unless the same object stopped listing the
+ *       holder in {@code nodes}.
+ * </ol>
+ *
+ * <p>Why no order of events lets a second node win a slot node A holds: a grant is a write of the
+ * Instance, computed from this agent's view. While the Instance is missing, nothing is granted
+ * (Allocate finds no Instance). When it appears again, whoever wrote it either carried A's claim (A
+ * itself by rule 1, or any agent that saw the deleted state by rule 2), or it did not and every
+ * agent that saw A's claim keeps it held in its view by rule 3 until A answers: A, seeing its claim
+ * missing, writes it back (the other agents' views then show it held for real) or, if it no longer
+ * uses the slot, frees it itself after its reclaim grace (the entry lets the others take it). Both
+ * outcomes are writes by A, ordered by resourceVersion before any grant that could take the slot.
+ * The same holds for a replacement or hand edit of the existing object. What is not covered: an
+ * agent that never saw A's claim (it started after the deletion) and an Instance written again by
+ * someone other than an agent that saw it; there only A's own write-back protects the slot.
  */
 public final class KubernetesInstanceStore implements InstanceStore, AutoCloseable {
 
@@ -186,10 +215,10 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
   /**
    * Creates the Instance. When this agent saw an Instance of that name deleted (and remembers it),
    * the claims it last saw there are restored into the slots {@code instance} leaves free, and
-   * their holders into {@code nodes} (DESIGN "Slots", rule 3): a deleted Instance comes back with
-   * the claims of every node, not only of the node that happens to write it first. A holder that no
-   * longer uses a slot frees it after its reclaim grace; a holder that is gone is removed by the
-   * controller or its own leftover sweep as usual.
+   * their holders into {@code nodes} (slot rule 2 in docs/operations.md): a deleted Instance comes
+   * back with the claims of every node, not only of the node that happens to write it first. A
+   * holder that no longer uses a slot frees it after its reclaim grace; a holder that is gone is
+   * removed by the controller or its own leftover sweep as usual.
    */
   @Override
   public Instance create(Instance instance) throws StoreException {
@@ -517,12 +546,12 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
   /**
    * The cached view of {@code resource} given the {@code previous} view of that name (cached, or
    * the last one seen before it was deleted): a slot {@code previous} shows held by another node
-   * and the resource shows free stays held in the view (guarded, DESIGN "Slots", rule 4) unless its
-   * holder freed it itself (a {@link #RELEASED_ANNOTATION} entry of that node based on a version at
-   * least as new as the last one seen with the claim) or the same object stopped listing the holder
-   * in {@code nodes} (the holder left, or the controller removed it). So this agent never grants a
-   * slot another node holds because someone else deleted, replaced or edited the Instance: the
-   * holder writes its claim back, or confirms the free by freeing it itself.
+   * and the resource shows free stays held in the view (guarded, slot rule 3 in docs/operations.md)
+   * unless its holder freed it itself (a {@link #RELEASED_ANNOTATION} entry of that node based on a
+   * version at least as new as the last one seen with the claim) or the same object stopped listing
+   * the holder in {@code nodes} (the holder left, or the controller removed it). So this agent
+   * never grants a slot another node holds because someone else deleted, replaced or edited the
+   * Instance: the holder writes its claim back, or confirms the free by freeing it itself.
    */
   static Cached guard(
       Cached previous, io.jakri.crd.Instance resource, Instance actual, String node) {

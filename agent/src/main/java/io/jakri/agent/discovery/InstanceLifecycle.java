@@ -20,9 +20,9 @@ import org.slf4j.LoggerFactory;
  * deleted when no node is left). Idempotent; called from the discovery thread.
  *
  * <p>A write that creates an Instance or adds this node to its {@code nodes} also carries this
- * node's claims ({@link LocalClaims}) in the slots it finds free (DESIGN "Slots", rule 2): a node
- * is never listed in an Instance it wrote without the slots it holds, so an Instance deleted or
- * replaced while pods use it comes back with their claims.
+ * node's claims ({@link LocalClaims}) in the slots it finds free (slot rule 1 in
+ * docs/operations.md): a node is never listed in an Instance it wrote without the slots it holds,
+ * so an Instance deleted or replaced while pods use it comes back with their claims.
  */
 public final class InstanceLifecycle {
 

@@ -330,7 +330,11 @@ public final class Bench {
     if (options.scenarios.contains("fair")) {
       attempt(
           "fair_small_beside_big_advertise_ms",
-          () -> cluster.fairRun(options.quick ? 2_000 : 10_000));
+          () -> {
+            for (int run = 0; run < options.runs; run++) {
+              cluster.fairRun(run, options.quick ? 2_000 : 10_000);
+            }
+          });
     }
     if (options.scenarios.contains("zeroconf")) {
       attempt(

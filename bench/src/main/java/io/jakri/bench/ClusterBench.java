@@ -337,8 +337,8 @@ final class ClusterBench {
    * measured. The floor is the same small Configuration applied to the same idle agent first, in
    * the same run. Also reports how many of the big one's Instances were written by then.
    */
-  void fairRun(int bigDevices) throws Exception {
-    Path root = Files.createDirectories(work.resolve("cf"));
+  void fairRun(int run, int bigDevices) throws Exception {
+    Path root = Files.createDirectories(work.resolve("cf" + run));
     try (MockApi api = MockApi.start(options, root);
         KubernetesClient client = api.client(FLOOR_AGENT)) {
       createNode(client, "f0");

@@ -187,6 +187,14 @@ final class YamlFuzz {
                   instanceID: %s
                   env: {A: %s, %s: b}
               """;
+          case "udev" ->
+              """
+              udevRules:
+              - %s
+              - 'SUBSYSTEM=="%s", ATTRS{%s}=="%s"'
+              groupRecursive: %s
+              permissions: %s
+              """;
           case "zeroconf" ->
               """
               kind: %s
@@ -194,6 +202,13 @@ final class YamlFuzz {
               domain: %s
               port: %s
               txtRecords: {%s: x}
+              """;
+          case "onvif" ->
+              """
+              ipAddresses: {action: %s, items: [%s]}
+              macAddresses: {action: Exclude, items: [%s]}
+              scopes: {items: [%s]}
+              discoveryTimeoutSeconds: %s
               """;
           default ->
               """
@@ -208,6 +223,12 @@ final class YamlFuzz {
         switch (handler) {
           case "static" -> new String[] {"node-b", "example.com/widget", "0001", "1", "B"};
           case "zeroconf" -> new String[] {"_http._tcp", "printer", "local", "631", "path"};
+          case "onvif" ->
+              new String[] {
+                "Include", "10.0.0.1", "00:12:41:5c:a1:a5", "onvif://www.onvif.org/name/Cam", "1"
+              };
+          case "udev" ->
+              new String[] {"KERNEL==\"null\"", "block", "vendor", "0x1af4", "true", "rw"};
           default -> new String[] {"3", "dev", "example.com/sim", "x", "SIM"};
         };
     Object[] values = new Object[plausible.length];

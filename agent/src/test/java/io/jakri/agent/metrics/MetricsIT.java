@@ -29,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -90,6 +91,97 @@ class MetricsIT {
               });
       assertThat(get(agent, "/healthz").statusCode()).isEqualTo(200);
       assertThat(get(agent, "/readyz").statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void akrisMetricNamesAreServedBesideJakris() throws Exception {
+    // Akri's agent metrics, with Akri's names and labels (agent/src/util/metrics.rs of Akri).
+    Path plugins = Files.createDirectories(tmp.resolve("plugins"));
+    Files.copy(
+        PLUGINS.resolve("jakri-handler-simulated.jar"),
+        plugins.resolve("jakri-handler-simulated.jar"));
+    PluginJars.build(
+        plugins.resolve("misbehaving.jar"),
+        "misbehaving",
+        ">=0.1.0",
+        List.of(MisbehavingHandlers.Throwing.class),
+        true);
+    Files.createDirectories(tmp.resolve("config"));
+    Files.writeString(
+        tmp.resolve("config").resolve("thrower.yaml"),
+        TestAgent.configuration("thrower", "thrower", 1, ""));
+    try (Agent agent = start(true, plugins)) {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                String body = get(agent, "/metrics").body();
+                // Instances visible to this node, by Configuration and shared-ness.
+                assertThat(body)
+                    .contains("# TYPE akri_instance_count gauge")
+                    .contains("akri_instance_count{configuration=\"sim\",is_shared=\"false\"} 3.0");
+                // Discovery starts by handler: the simulated handler started, the thrower failed.
+                assertThat(body).contains("# TYPE akri_discovery_response_result gauge");
+                assertThat(
+                        counter(
+                            body,
+                            "akri_discovery_response_result",
+                            "discovery_handler_name=\"simulated\"",
+                            "result=\"Success\""))
+                    .isEqualTo(1);
+                assertThat(
+                        counter(
+                            body,
+                            "akri_discovery_response_result",
+                            "discovery_handler_name=\"thrower\"",
+                            "result=\"Fail\""))
+                    .isGreaterThanOrEqualTo(1);
+                // Time to the first discovery results, a histogram in seconds with Akri's
+                // buckets.
+                assertThat(
+                        counter(
+                            body, "akri_discovery_response_time_count", "configuration=\"sim\""))
+                    .isEqualTo(1);
+                assertThat(body)
+                    .contains("# TYPE akri_discovery_response_time histogram")
+                    .contains(
+                        "akri_discovery_response_time_bucket{configuration=\"sim\",le=\"0.25\"}")
+                    .contains(
+                        "akri_discovery_response_time_bucket{configuration=\"sim\",le=\"60.0\"} 1")
+                    .contains("jakri_instances{configuration=\"sim\",node=\"n1\"} 3.0");
+              });
+    }
+  }
+
+  @Test
+  void standaloneInstancesAreListedAsKubectlWouldWithSlotsAndProperties() throws Exception {
+    try (Agent agent = start(true)) {
+      await().atMost(Duration.ofSeconds(20)).until(() -> agent.instances().list().size() == 3);
+      HttpResponse<String> listing = get(agent, "/instances");
+      assertThat(listing.statusCode()).isEqualTo(200);
+      assertThat(listing.headers().firstValue("Content-Type"))
+          .hasValueSatisfying(type -> assertThat(type).startsWith("application/yaml"));
+      Map<String, Object> list = new org.yaml.snakeyaml.Yaml().load(listing.body());
+      assertThat(list).containsEntry("kind", "List");
+      @SuppressWarnings("unchecked")
+      List<Map<String, Object>> items = (List<Map<String, Object>>) list.get("items");
+      assertThat(items).hasSize(3);
+      for (io.jakri.agent.instance.Instance instance : agent.instances().list()) {
+        assertThat(items)
+            .anySatisfy(
+                item -> {
+                  assertThat(item).containsEntry("kind", "Instance");
+                  assertThat(item.get("metadata")).isEqualTo(Map.of("name", instance.name()));
+                  @SuppressWarnings("unchecked")
+                  Map<String, Object> spec = (Map<String, Object>) item.get("spec");
+                  assertThat(spec)
+                      .containsEntry("configurationName", "sim")
+                      .containsEntry("capacity", 1)
+                      .containsEntry("nodes", List.of("n1"))
+                      .containsEntry("deviceUsage", Map.of(instance.name() + "-0", ""));
+                });
+      }
     }
   }
 

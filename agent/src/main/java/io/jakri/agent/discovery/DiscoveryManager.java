@@ -57,6 +57,7 @@ public final class DiscoveryManager implements AutoCloseable {
 
   /** Dropped property names logged per Configuration; more are dropped without a line each. */
   private static final int MAX_DROPPED_LOGGED = 100;
+
   /**
    * Devices written to the store in one turn of a Configuration before the next Configuration with
    * devices waiting gets its turn (see {@link #publishTurn}).

@@ -23,6 +23,8 @@ import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.events.AgentEvents;
+import io.jakri.agent.external.CombinedHandlerRegistry;
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -81,6 +83,8 @@ public final class Agent implements AutoCloseable {
   private final InstanceStore store;
   private final NodeResources resources;
   private final PluginHandlerRegistry handlers;
+  private final Optional<ExternalHandlers> externalHandlers;
+  private final HandlerRegistry allHandlers;
   private final DiscoveryManager discovery;
   private final Optional<ConfigurationFiles> configurationFiles;
   private final Optional<Cluster> cluster;
@@ -140,10 +144,26 @@ public final class Agent implements AutoCloseable {
     this.resources = new NodeResources(options.nodeName(), updates, plugins);
     store.addListener(resources);
     this.handlers = handlers;
+    this.externalHandlers =
+        options
+            .externalHandlers()
+            .map(
+                o ->
+                    new ExternalHandlers(
+                        o.directory(),
+                        group,
+                        grpcExecutor,
+                        scheduler,
+                        o.settings(),
+                        System::nanoTime));
+    this.allHandlers =
+        externalHandlers
+            .<HandlerRegistry>map(e -> new CombinedHandlerRegistry(handlers, e))
+            .orElse(handlers);
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),
-            handlers,
+            allHandlers,
             client.isPresent()
                 ? new KubernetesPropertyResolver(client.get(), options.namespace())
                 : PropertyResolver.literalOnly(),
@@ -339,6 +359,17 @@ public final class Agent implements AutoCloseable {
     plugins.start();
     handlers.loadAll();
     handlers.watch(scheduler);
+    if (externalHandlers.isPresent()) {
+      try {
+        externalHandlers.get().start();
+      } catch (IOException | RuntimeException e) {
+        // The plugins and every other part keep working without Akri-protocol handlers.
+        LOG.error(
+            "Akri-protocol discovery handlers not served in {}: {}",
+            externalHandlers.get().directory(),
+            e.getMessage() == null ? e.toString() : e.getMessage());
+      }
+    }
     if (configurationFiles.isPresent()) {
       configurationFiles.get().start();
     }
@@ -484,8 +515,14 @@ public final class Agent implements AutoCloseable {
     return resources;
   }
 
+  /** Every handler: the plugins' and the registered external ones (which win on equal names). */
   public HandlerRegistry handlers() {
-    return handlers;
+    return allHandlers;
+  }
+
+  /** Akri-protocol discovery handlers, when served. */
+  public Optional<ExternalHandlers> externalHandlers() {
+    return externalHandlers;
   }
 
   /** Plugin jars that could not be loaded, with reasons. */
@@ -518,6 +555,7 @@ public final class Agent implements AutoCloseable {
           c.status().close();
         });
     discovery.close();
+    externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();

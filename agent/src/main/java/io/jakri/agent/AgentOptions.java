@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.SlotReclaimer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +17,7 @@ import java.util.Optional;
  *     its Node's capacity and allocatable
  * @param metricsPort port of {@code /metrics}, {@code /healthz}, {@code /readyz}; negative: off, 0:
  *     any free port
+ * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
  */
 public record AgentOptions(
     String nodeName,
@@ -29,7 +31,8 @@ public record AgentOptions(
     Duration reclaimGrace,
     String namespace,
     boolean tidyNode,
-    int metricsPort) {
+    int metricsPort,
+    Optional<ExternalHandlers.Options> externalHandlers) {
 
   /** Default namespace of cluster mode. */
   public static final String DEFAULT_NAMESPACE = "default";
@@ -79,7 +82,8 @@ public record AgentOptions(
         reclaimGrace,
         DEFAULT_NAMESPACE,
         true,
-        -1);
+        -1,
+        Optional.empty());
   }
 
   /** A copy for cluster mode in {@code newNamespace}. */
@@ -96,7 +100,8 @@ public record AgentOptions(
         reclaimGrace,
         newNamespace,
         newTidyNode,
-        metricsPort);
+        metricsPort,
+        externalHandlers);
   }
 
   /** A copy with another reclaim grace. */
@@ -113,7 +118,8 @@ public record AgentOptions(
         grace,
         namespace,
         tidyNode,
-        metricsPort);
+        metricsPort,
+        externalHandlers);
   }
 
   /** A copy serving metrics and health on {@code port} (0: any free port). */
@@ -130,6 +136,25 @@ public record AgentOptions(
         reclaimGrace,
         namespace,
         tidyNode,
-        port);
+        port,
+        externalHandlers);
+  }
+
+  /** A copy serving Akri's discovery-handler registration as {@code external} says. */
+  public AgentOptions withExternalHandlers(Optional<ExternalHandlers.Options> external) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespace,
+        tidyNode,
+        metricsPort,
+        external);
   }
 }

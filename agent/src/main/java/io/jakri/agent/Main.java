@@ -1,6 +1,7 @@
 package io.jakri.agent;
 
 import io.jakri.agent.demo.Demo;
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.logging.LogFormat;
 import java.io.PrintWriter;
@@ -88,6 +89,29 @@ public final class Main implements Callable<Integer> {
               + " (env JAKRI_LOG_FORMAT; default text).")
   LogFormat logFormat = LogFormat.TEXT;
 
+  @Option(
+      names = "--discovery-handlers-dir",
+      description =
+          "Directory where Akri-protocol discovery handlers register (agent-registration.sock)"
+              + " and put their sockets (env DISCOVERY_HANDLERS_DIRECTORY or"
+              + " JAKRI_DISCOVERY_HANDLERS_DIR; default /var/lib/akri; none: off).")
+  String discoveryHandlersDir;
+
+  /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
+  Optional<ExternalHandlers.Options> externalHandlers() {
+    String dir = discoveryHandlersDir;
+    if (dir == null || dir.isBlank()) {
+      dir = System.getenv(ExternalHandlers.DIRECTORY_ENV);
+    }
+    if (dir == null || dir.isBlank()) {
+      return Optional.of(new ExternalHandlers.Options(ExternalHandlers.DEFAULT_DIRECTORY));
+    }
+    if (dir.strip().equalsIgnoreCase("none")) {
+      return Optional.empty();
+    }
+    return Optional.of(new ExternalHandlers.Options(Path.of(dir.strip())));
+  }
+
   @Override
   public Integer call() throws Exception {
     logFormat.apply(Optional.of(common.nodeName()));
@@ -101,14 +125,18 @@ public final class Main implements Callable<Integer> {
           common
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(namespace, tidyNode)
-              .withMetricsPort(port));
+              .withMetricsPort(port)
+              .withExternalHandlers(externalHandlers()));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
       return 2;
     }
     AgentOptions options =
-        common.options(true, Optional.of(config), emulateKubelet).withMetricsPort(port);
+        common
+            .options(true, Optional.of(config), emulateKubelet)
+            .withMetricsPort(port)
+            .withExternalHandlers(externalHandlers());
     return runUntilSignal(options);
   }
 

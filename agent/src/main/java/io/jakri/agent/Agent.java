@@ -544,6 +544,7 @@ public final class Agent implements AutoCloseable {
    */
   @Override
   public void close() {
+    externalHandlers.ifPresent(ExternalHandlers::stopServing);
     health.ifPresent(HealthServer::close);
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();

@@ -261,6 +261,8 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
       if (channel.isEmpty()) {
         return; // dropped meanwhile
       }
+      // This class paces the dials; the channel's own reconnect backoff would fail them fast.
+      channel.get().resetConnectBackoff();
       long gen = ++generation;
       boolean[] answered = {false};
       DiscoveryHandlerGrpc.newStub(channel.get())

@@ -417,17 +417,20 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
     listeners.add(onChange);
   }
 
-  @Override
-  public void close() {
-    List<ManagedChannel> channels = new ArrayList<>();
+  /**
+   * Stops taking registrations and removes the socket (first thing on shutdown, so a handler whose
+   * stream the stopping agent ends registers with the next agent, not with this one).
+   */
+  public void stopServing() {
+    Server s;
     synchronized (this) {
-      closed = true;
-      groups.values().forEach(g -> g.endpoints.values().forEach(r -> channels.add(r.channel)));
+      s = server;
+      server = null;
     }
-    if (server != null) {
-      server.shutdownNow();
+    if (s != null) {
+      s.shutdownNow();
       try {
-        server.awaitTermination(2, TimeUnit.SECONDS);
+        s.awaitTermination(2, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
@@ -436,6 +439,16 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
       } catch (IOException e) {
         LOG.debug("removing {}: {}", socket, e.toString());
       }
+    }
+  }
+
+  @Override
+  public void close() {
+    stopServing();
+    List<ManagedChannel> channels = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      groups.values().forEach(g -> g.endpoints.values().forEach(r -> channels.add(r.channel)));
     }
     for (ManagedChannel c : channels) {
       if (c != null) {

@@ -108,11 +108,14 @@ class AkriProtocolIT {
         .until(() -> kubelet(a).allocatable().getOrDefault(resource, -1L) == healthy);
   }
 
-  /** The kubelet keeps a retired resource at capacity 0 for a while, as a real one does. */
+  /** No longer served by the agent (the kubelet keeps a retired resource for a while). */
   static void awaitGone(Agent a, String resource) {
     await()
         .atMost(Duration.ofSeconds(20))
-        .until(() -> kubelet(a).capacity().getOrDefault(resource, 0L) == 0L);
+        .until(
+            () ->
+                !a.devicePlugins().served().contains(resource)
+                    && kubelet(a).allocatable().getOrDefault(resource, 0L) == 0L);
   }
 
   @Test
@@ -302,6 +305,8 @@ class AkriProtocolIT {
       } finally {
         first.close();
       }
+      // its stream ended: it tries to register again, fails (no agent) and waits a minute
+      peer.awaitEvent("register-failed", e -> true);
       assertThat(dir.resolve(RegistrationFile.FILE_NAME)).exists();
       int registrations = peer.events("registered").size();
       long started = System.nanoTime();
@@ -318,5 +323,94 @@ class AkriProtocolIT {
         second.close();
       }
     }
+  }
+
+  @Test
+  void aHandlerThatNeverAnswersOrAnswersTooMuchIsBounded() throws Exception {
+    try (AkriPeer peer =
+        AkriPeer.uds(akri, "pysilent", "pysilent.sock", false, REGISTER_INTERVAL)) {
+      peer.send("{\"silent\": true}");
+      peer.awaitRegistered();
+      long t0 = System.nanoTime();
+      writeConfig(root, "pysilent-cfg", "pysilent", "{}", "");
+      // start() waits at most SETTINGS.firstAnswer for a first answer, then discovery runs on
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  Optional.ofNullable(agent.discovery().statuses().get("pysilent-cfg"))
+                      .filter(s -> s.state() == DiscoveryManager.State.DISCOVERING)
+                      .isPresent());
+      assertThat(Duration.ofNanos(System.nanoTime() - t0))
+          .isLessThan(SETTINGS.firstAnswer().plusSeconds(5));
+      peer.awaitEvent("discover", e -> true);
+      assertThat(agent.discovery().statuses().get("pysilent-cfg").devices()).isZero();
+
+      // a property of 1 MB is left out; the device and its other properties are taken
+      peer.send(
+          "{\"devices\": [{\"id\": \"big\", \"properties\": {\"BIG\": \""
+              + "x".repeat(1024 * 1024)
+              + "\", \"SMALL\": \"ok\"}}]}");
+      String res = resource("pysilent-cfg", "big", false);
+      awaitHealthy(agent, res, 2);
+      assertThat(agent.resources().local(res.substring(8)).orElseThrow().device().properties())
+          .isEqualTo(java.util.Map.of("SMALL", "ok"));
+      Files.delete(root.resolve("config").resolve("pysilent-cfg.yaml"));
+      awaitGone(agent, res);
+    }
+  }
+
+  /**
+   * The same device (id {@code foo}, unshared) through the simulated plugin and through the Python
+   * handler: from the Configuration written to the kubelet's first ListAndWatch snapshot with it
+   * healthy. Rounds alternate; the plugin is the floor measured in the same run.
+   */
+  @Test
+  void discoveryToAdvertisedThroughTheProtocolNextToThePlugin() throws Exception {
+    java.util.Map<String, Long> healthyAt = new java.util.concurrent.ConcurrentHashMap<>();
+    io.jakri.kubelet.emulator.EmulatorListener listener =
+        new io.jakri.kubelet.emulator.EmulatorListener() {
+          @Override
+          public void snapshot(String resource, java.util.Map<String, String> devices) {
+            if (devices.containsValue("Healthy")) {
+              healthyAt.putIfAbsent(resource, System.nanoTime());
+            }
+          }
+        };
+    kubelet(agent).addListener(listener);
+    int rounds = Integer.getInteger("jakri.protocol.rounds", 8);
+    java.util.List<Double> plugin = new java.util.ArrayList<>();
+    java.util.List<Double> protocol = new java.util.ArrayList<>();
+    try (AkriPeer peer = AkriPeer.uds(akri, "pylat", "pylat.sock", false, REGISTER_INTERVAL)) {
+      peer.devices("foo");
+      peer.awaitRegistered();
+      for (int i = 0; i < rounds; i++) {
+        for (String handler : new String[] {"simulated", "pylat"}) {
+          String config = (handler.equals("simulated") ? "lat-plugin-" : "lat-proto-") + i;
+          String res = resource(config, "foo", false);
+          long t0 = System.nanoTime();
+          writeConfig(root, config, handler, "descriptions: [\"foo\"]", "");
+          await().atMost(Duration.ofSeconds(20)).until(() -> healthyAt.containsKey(res));
+          double ms = (healthyAt.get(res) - t0) / 1e6;
+          (handler.equals("simulated") ? plugin : protocol).add(ms);
+          Files.delete(root.resolve("config").resolve(config + ".yaml"));
+          awaitGone(agent, res);
+        }
+      }
+    } finally {
+      kubelet(agent).removeListener(listener);
+    }
+    java.util.Collections.sort(plugin);
+    java.util.Collections.sort(protocol);
+    System.out.printf(
+        "akri protocol: Configuration written -> device advertised healthy (median of %d):"
+            + " external handler (Python, UDS) %.1f ms, same device via the simulated plugin"
+            + " (floor) %.1f ms, ratio %.2f%n",
+        rounds,
+        protocol.get(rounds / 2),
+        plugin.get(rounds / 2),
+        protocol.get(rounds / 2) / plugin.get(rounds / 2));
+    assertThat(protocol).hasSize(rounds);
+    assertThat(plugin).hasSize(rounds);
   }
 }

@@ -392,9 +392,24 @@ public final class Agent implements AutoCloseable {
       HealthServer server =
           new HealthServer(
               new java.net.InetSocketAddress(options.metricsPort()), metrics, this::notReady, http);
+      if (cluster.isEmpty()) {
+        // Standalone: no API server to ask, so the Instances are listed here.
+        server.serveInstances(this::instancesYaml);
+      }
       server.start();
       health = Optional.of(server);
-      LOG.info("metrics and health on port {} (/metrics, /healthz, /readyz)", server.port());
+      LOG.info(
+          "metrics and health on port {} (/metrics, /healthz, /readyz{})",
+          server.port(),
+          cluster.isEmpty() ? ", /instances" : "");
+    }
+  }
+
+  private String instancesYaml() {
+    try {
+      return io.jakri.agent.instance.InstanceListing.yaml(instances().list());
+    } catch (io.jakri.agent.instance.StoreException e) {
+      return "# the Instances cannot be listed: " + e.getMessage() + "\n";
     }
   }
 

@@ -1,6 +1,7 @@
 package io.jakri.agent;
 
 import io.jakri.agent.demo.Demo;
+import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.logging.LogFormat;
@@ -11,6 +12,7 @@ import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -330,6 +332,14 @@ public final class Main implements Callable<Integer> {
         description = "Print the first report and exit instead of following updates.")
     boolean once;
 
+    @Option(
+        names = "--pod",
+        paramLabel = "RESOURCE=N",
+        description =
+            "Admit a pod asking for N of RESOURCE and print its env (repeatable). Default: the"
+                + " bundled examples' pods, or with --config one pod per class resource.")
+    List<String> pods = new ArrayList<>();
+
     @Override
     public Integer call() throws Exception {
       // The demo's output is the report on stdout; keep the log to warnings unless asked.
@@ -352,7 +362,44 @@ public final class Main implements Callable<Integer> {
               work.resolve("pod-resources").resolve("kubelet.sock"),
               pluginsDir == null ? defaultPluginsDir() : pluginsDir,
               offlineGrace);
-      return new Demo(options, once, new PrintWriter(System.out, true)).run();
+      SamplePods samples;
+      try {
+        samples =
+            !pods.isEmpty()
+                ? SamplePods.requested(pods.stream().map(SamplePods.Request::parse).toList())
+                : config != null ? SamplePods.eachClass() : SamplePods.bundled();
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
+      }
+      try {
+        return new Demo(options, once, new PrintWriter(System.out, true), samples).run();
+      } finally {
+        if (workDir == null) {
+          // Ours alone (a fresh temp dir): leave nothing behind.
+          deleteTree(work);
+        }
+      }
+    }
+  }
+
+  /** Deletes {@code dir} and everything in it, best effort (a file that resists stays). */
+  static void deleteTree(Path dir) {
+    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+      paths
+          .sorted(java.util.Comparator.reverseOrder())
+          .forEach(
+              path -> {
+                try {
+                  Files.deleteIfExists(path);
+                } catch (java.io.IOException e) {
+                  // Best effort: a leftover in the temp dir is not worth failing the demo for.
+                }
+              });
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      // Same: best effort.
     }
   }
 

@@ -56,12 +56,16 @@ class AgentProcessIT {
                   "--node-name",
                   "node-a",
                   "--plugins-dir",
-                  TestAgent.PLUGINS.toString()));
+                  TestAgent.PLUGINS.toString(),
+                  "--discovery-handlers-dir",
+                  dp.resolveSibling("akri").toString()));
       try {
         await()
             .atMost(Duration.ofSeconds(30))
             .until(() -> kubelet.allocatable().getOrDefault("example.com/sim", 0L) == 3);
         assertThat(kubelet.registeredResources()).hasSize(4);
+        // --discovery-handlers-dir: Akri's registration socket is served there
+        assertThat(dp.resolveSibling("akri").resolve("agent-registration.sock")).exists();
 
         agent.destroy(); // SIGTERM
         assertThat(agent.waitFor(20, TimeUnit.SECONDS)).isTrue();
@@ -109,5 +113,92 @@ class AgentProcessIT {
       assertThat(output).contains(line + System.lineSeparator());
     }
     assertThat(new File(tmp.resolve("work").resolve("device-plugins").toString())).isDirectory();
+  }
+
+  @Test
+  void demoWithYourOwnConfigurationsAdmitsOnePodPerClassAndListsTheInstances() throws Exception {
+    Path config = Files.createDirectories(tmp.resolve("mine"));
+    Files.writeString(
+        config.resolve("cams.yaml"),
+        TestAgent.configuration(
+            "my-cams", "simulated", 2, "count: 2\nidPrefix: cam\nproperties: {STREAM: rtsp}\n"));
+    String output = runDemo(List.of("--config", config.toString()));
+    assertThat(output)
+        .contains("$ kubectl exec akri-sh-my-cams-0 -- env | sort")
+        .contains("STREAM=rtsp")
+        .contains("$ kubectl get instances -o yaml")
+        .contains("configurationName: my-cams")
+        .contains("deviceUsage:");
+  }
+
+  @Test
+  void demoPodOptionAdmitsExactlyTheRequestedPods() throws Exception {
+    Path config = Files.createDirectories(tmp.resolve("mine"));
+    Files.writeString(
+        config.resolve("sim.yaml"),
+        TestAgent.configuration("sim", "simulated", 1, "count: 3\nidPrefix: dev\n"));
+    String output = runDemo(List.of("--config", config.toString(), "--pod", "akri.sh/sim=2"));
+    assertThat(output)
+        .contains("$ kubectl exec akri-sh-sim-0 -- env | sort")
+        .doesNotContain("akri-sh-sim-1 -- env");
+    assertThat(output.lines().filter(l -> l.endsWith("_NUM_DEVICES=2")).count())
+        .as(output)
+        .isEqualTo(1);
+  }
+
+  @Test
+  void demoWithoutAWorkDirLeavesNothingInTheTempDir() throws Exception {
+    Path temp = Files.createDirectories(tmp.resolve("java-tmp"));
+    List<String> command =
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Djava.io.tmpdir=" + temp,
+            "-jar",
+            JAR.toString(),
+            "demo",
+            "--once",
+            "--plugins-dir",
+            TestAgent.PLUGINS.toString());
+    Process demo =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(tmp.resolve("agent.log").toFile())
+            .start();
+    assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(tmp.resolve("agent.log"));
+    assertThat(demo.exitValue()).as(output).isZero();
+    assertThat(output).contains("jakri-demo-");
+    try (Stream<Path> left = Files.list(temp)) {
+      assertThat(left.map(p -> p.getFileName().toString()))
+          .as("left in java.io.tmpdir")
+          .noneMatch(name -> name.startsWith("jakri-demo-"));
+    }
+  }
+
+  @Test
+  void demoPodOptionThatIsMalformedIsOneClearLine() throws Exception {
+    Process demo = startAgent(List.of("demo", "--once", "--pod", "widget=x"));
+    assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(tmp.resolve("agent.log"));
+    assertThat(demo.exitValue()).isNotZero();
+    assertThat(output).contains("--pod \"widget=x\"").doesNotContain("\tat ");
+  }
+
+  private String runDemo(List<String> extra) throws Exception {
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "demo",
+                "--once",
+                "--work-dir",
+                tmp.resolve("work").toString(),
+                "--plugins-dir",
+                TestAgent.PLUGINS.toString()));
+    args.addAll(extra);
+    Process demo = startAgent(args);
+    assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(tmp.resolve("agent.log"));
+    assertThat(demo.exitValue()).as(output).isZero();
+    return output;
   }
 }

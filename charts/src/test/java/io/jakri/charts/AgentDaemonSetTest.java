@@ -72,6 +72,14 @@ class AgentDaemonSetTest {
   }
 
   @Test
+  void debugEchoSharednessReachesTheAgentAsAkrisVariableDefaultShared() {
+    assertThat(maps(agentContainer(RenderedChart.render()).get("env")))
+        .contains(Map.of("name", "DEBUG_ECHO_INSTANCES_SHARED", "value", "true"));
+    assertThat(maps(agentContainer(RenderedChart.render("debug-echo-unshared.yaml")).get("env")))
+        .contains(Map.of("name", "DEBUG_ECHO_INSTANCES_SHARED", "value", "false"));
+  }
+
+  @Test
   void agentRunsAsRootWithoutPrivilegesCapabilitiesOrAWritableRootFilesystem() {
     RenderedChart chart = RenderedChart.render();
     Map<String, Object> pod = podSpec(chart);

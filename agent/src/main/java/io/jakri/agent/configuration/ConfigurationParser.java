@@ -1,8 +1,10 @@
 package io.jakri.agent.configuration;
 
+import com.google.protobuf.CodedOutputStream;
 import io.jakri.agent.configuration.ConfigurationSpec.DiscoveryProperty;
 import io.jakri.agent.configuration.ConfigurationSpec.KeyRef;
 import io.jakri.handler.SafeYaml;
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +14,8 @@ import java.util.Set;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 
 /**
@@ -27,6 +31,17 @@ public final class ConfigurationParser {
 
   /** Most YAML documents read from one source; a file with more is rejected as a whole. */
   public static final int MAX_DOCUMENTS = 1000;
+
+  /** Largest {@code spec.capacity}. */
+  public static final int MAX_CAPACITY = 1_000_000;
+
+  /** The largest gRPC message the kubelet's device-plugin client receives (gRPC's default). */
+  static final int KUBELET_MAX_MESSAGE = 4 * 1024 * 1024;
+
+  private static final int UNHEALTHY_LENGTH = "Unhealthy".length();
+
+  private static final Set<String> HANDLER_KEYS =
+      Set.of("name", "discoveryDetails", "discoveryProperties");
 
   private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?");
   private static final Set<String> SPEC_KEYS =
@@ -81,6 +96,9 @@ public final class ConfigurationParser {
           documents.add(doc);
         }
       }
+    } catch (MarkedYAMLException e) {
+      errors.add(source + ": invalid YAML: " + marked(e));
+      return new Result(configurations, errors, warnings, List.of());
     } catch (YAMLException | IllegalStateException e) {
       errors.add(source + ": invalid YAML: " + firstLine(e.getMessage()));
       return new Result(configurations, errors, warnings, List.of());
@@ -93,6 +111,10 @@ public final class ConfigurationParser {
       errors.add(source + ": invalid YAML: nested too deeply");
       return new Result(configurations, errors, warnings, List.of());
     }
+    if (documents.isEmpty()) {
+      errors.add(source + ": no Configuration in it (the file is empty or only comments)");
+      return new Result(configurations, errors, warnings, List.of());
+    }
     List<String> sources = new ArrayList<>();
     for (int i = 0; i < documents.size(); i++) {
       String where = documents.size() == 1 ? source : source + " (document " + (i + 1) + ")";
@@ -100,7 +122,7 @@ public final class ConfigurationParser {
         configurations.add(configuration(where, documents.get(i), warnings));
         sources.add(where);
       } catch (Invalid e) {
-        errors.add(where + ": " + e.getMessage());
+        e.problems().forEach(problem -> errors.add(where + ": " + problem));
       }
     }
     return new Result(configurations, errors, warnings, sources);
@@ -121,7 +143,7 @@ public final class ConfigurationParser {
       return new Result(
           List.of(configuration(source, document, warnings)), errors, warnings, List.of(source));
     } catch (Invalid e) {
-      errors.add(source + ": " + e.getMessage());
+      e.problems().forEach(problem -> errors.add(source + ": " + problem));
       return new Result(List.of(), errors, warnings, List.of());
     }
   }
@@ -137,29 +159,137 @@ public final class ConfigurationParser {
     if (!apiVersion.equals("akri.sh/v0")) {
       warnings.add(where + ": apiVersion is \"" + apiVersion + "\", expected akri.sh/v0");
     }
-    Map<String, Object> metadata = map(root.get("metadata"), "metadata");
-    String name =
-        string(metadata.get("name"), "metadata.name")
-            .orElseThrow(() -> new Invalid("metadata.name is required"));
-    checkName(name);
-    Map<String, Object> spec = map(root.get("spec"), "spec");
-    for (String key : spec.keySet()) {
+    // Every independent part is checked even when an earlier one failed, so that one run reports
+    // every problem of the document.
+    List<String> problems = new ArrayList<>();
+    Optional<String> name =
+        attempt(
+            problems,
+            () -> {
+              Map<String, Object> metadata = map(root.get("metadata"), "metadata");
+              String n =
+                  string(metadata.get("name"), "metadata.name")
+                      .orElseThrow(() -> new Invalid("metadata.name is required"));
+              checkName(n);
+              return n;
+            });
+    Optional<Map<String, Object>> spec = attempt(problems, () -> map(root.get("spec"), "spec"));
+    if (spec.isEmpty()) {
+      throw new Invalid(problems);
+    }
+    for (String key : spec.get().keySet()) {
       if (!SPEC_KEYS.contains(key)) {
         warnings.add(where + ": unknown field spec." + key + " ignored");
       }
     }
-    Map<String, Object> handler = map(spec.get("discoveryHandler"), "spec.discoveryHandler");
-    String handlerName =
-        string(handler.get("name"), "spec.discoveryHandler.name")
-            .filter(s -> !s.isBlank())
-            .orElseThrow(() -> new Invalid("spec.discoveryHandler.name is required"));
-    String details = details(handler.get("discoveryDetails"));
-    List<DiscoveryProperty> properties = properties(handler.get("discoveryProperties"));
-    int capacity = capacity(spec.get("capacity"));
-    Map<String, String> brokerProperties = stringMap(spec.get("brokerProperties"));
-    Optional<String> brokerKind = brokerKind(spec.get("brokerSpec"));
+    Optional<Map<String, Object>> handler =
+        attempt(problems, () -> map(spec.get().get("discoveryHandler"), "spec.discoveryHandler"));
+    Optional<String> handlerName = Optional.empty();
+    Optional<String> details = Optional.empty();
+    Optional<List<DiscoveryProperty>> properties = Optional.empty();
+    if (handler.isPresent()) {
+      for (String key : handler.get().keySet()) {
+        if (!HANDLER_KEYS.contains(key)) {
+          warnings.add(where + ": unknown field spec.discoveryHandler." + key + " ignored");
+        }
+      }
+      handlerName =
+          attempt(
+              problems,
+              () ->
+                  string(handler.get().get("name"), "spec.discoveryHandler.name")
+                      .filter(s -> !s.isBlank())
+                      .orElseThrow(() -> new Invalid("spec.discoveryHandler.name is required")));
+      details = attempt(problems, () -> details(handler.get().get("discoveryDetails")));
+      properties = properties(handler.get().get("discoveryProperties"), problems);
+    }
+    Optional<Integer> capacity = attempt(problems, () -> capacity(spec.get().get("capacity")));
+    Optional<Map<String, String>> brokerProperties =
+        attempt(problems, () -> stringMap(spec.get().get("brokerProperties")));
+    Optional<Optional<String>> brokerKind =
+        attempt(problems, () -> brokerKind(spec.get().get("brokerSpec")));
+    if (!problems.isEmpty()) {
+      throw new Invalid(problems);
+    }
+    if (name.isPresent() && capacity.isPresent()) {
+      Optional<String> tooBig = listAndWatchProblem(name.get(), capacity.get());
+      if (tooBig.isPresent()) {
+        throw new Invalid(List.of(tooBig.get()));
+      }
+    }
     return new ConfigurationSpec(
-        name, handlerName, details, properties, capacity, brokerProperties, brokerKind);
+        name.orElseThrow(),
+        handlerName.orElseThrow(),
+        details.orElseThrow(),
+        properties.orElseThrow(),
+        capacity.orElseThrow(),
+        brokerProperties.orElseThrow(),
+        brokerKind.orElseThrow());
+  }
+
+  /** One check that may fail with a problem; see {@link #attempt}. */
+  private interface Check<T> {
+    T run() throws Invalid;
+  }
+
+  /** Runs {@code check}; its problems are added to {@code problems} and the result is empty. */
+  private static <T> Optional<T> attempt(List<String> problems, Check<T> check) {
+    try {
+      return Optional.of(check.run());
+    } catch (Invalid e) {
+      problems.addAll(e.problems());
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Whether an Instance of this Configuration, with {@code capacity} slots, fits in one
+   * ListAndWatch response: the kubelet's gRPC client takes messages of at most {@link
+   * #KUBELET_MAX_MESSAGE} bytes and drops the stream of a bigger one, so the resource would never
+   * be advertised. Counted for the longest slot ids the Configuration can produce ({@code <name>-<6
+   * hex>-<slot>}), every device reported Unhealthy (the longer health string).
+   */
+  static Optional<String> listAndWatchProblem(String name, int capacity) {
+    long bytes = listAndWatchBytes(name.length() + 7, capacity);
+    if (bytes <= KUBELET_MAX_MESSAGE) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "spec.capacity "
+            + capacity
+            + " is too large: an Instance's "
+            + capacity
+            + " slots make a ListAndWatch message of "
+            + bytes
+            + " bytes, more than the kubelet accepts ("
+            + KUBELET_MAX_MESSAGE
+            + " bytes)");
+  }
+
+  /** Bytes of a ListAndWatchResponse listing {@code slots} devices of an Instance name length. */
+  static long listAndWatchBytes(int instanceNameLength, int slots) {
+    long total = 0;
+    long lower = 0;
+    long limit = 10;
+    for (int digits = 1; lower < slots; digits++, limit *= 10) {
+      // Slots lower..upper-1 have ids of instanceNameLength + 1 + digits characters.
+      long upper = Math.min(slots, limit);
+      int idLength = instanceNameLength + 1 + digits;
+      int device =
+          CodedOutputStream.computeTagSize(1)
+              + CodedOutputStream.computeUInt32SizeNoTag(idLength)
+              + idLength
+              + CodedOutputStream.computeTagSize(2)
+              + CodedOutputStream.computeUInt32SizeNoTag(UNHEALTHY_LENGTH)
+              + UNHEALTHY_LENGTH;
+      total +=
+          (upper - lower)
+              * (CodedOutputStream.computeTagSize(1)
+                  + CodedOutputStream.computeUInt32SizeNoTag(device)
+                  + device);
+      lower = upper;
+    }
+    return total;
   }
 
   /** Checks a Configuration name; the message says what is wrong. */
@@ -205,15 +335,27 @@ public final class ConfigurationParser {
     throw new Invalid("spec.discoveryHandler.discoveryDetails must be a string");
   }
 
-  private static List<DiscoveryProperty> properties(Object value) throws Invalid {
+  private static Optional<List<DiscoveryProperty>> properties(Object value, List<String> problems) {
     if (value == null) {
-      return List.of();
+      return Optional.of(List.of());
     }
     if (!(value instanceof List<?> list)) {
-      throw new Invalid("spec.discoveryHandler.discoveryProperties must be a list");
+      problems.add("spec.discoveryHandler.discoveryProperties must be a list");
+      return Optional.empty();
     }
     List<DiscoveryProperty> result = new ArrayList<>();
+    boolean ok = true;
     for (int i = 0; i < list.size(); i++) {
+      int index = i;
+      Optional<DiscoveryProperty> property = attempt(problems, () -> property(list, index));
+      ok &= property.isPresent();
+      property.ifPresent(result::add);
+    }
+    return ok ? Optional.of(result) : Optional.empty();
+  }
+
+  private static DiscoveryProperty property(List<?> list, int i) throws Invalid {
+    {
       String field = "spec.discoveryHandler.discoveryProperties[" + i + "]";
       Map<String, Object> entry = map(list.get(i), field);
       String name =
@@ -252,9 +394,8 @@ public final class ConfigurationParser {
                     string(r.get("namespace"), refField + ".namespace"),
                     optional));
       }
-      result.add(new DiscoveryProperty(name, literal, ref));
+      return new DiscoveryProperty(name, literal, ref);
     }
-    return result;
   }
 
   private static int capacity(Object value) throws Invalid {
@@ -265,10 +406,19 @@ public final class ConfigurationParser {
       if (i < 1) {
         throw new Invalid("spec.capacity must be at least 1 but is " + i);
       }
-      if (i > 1_000_000) {
-        throw new Invalid("spec.capacity must be at most 1000000 but is " + i);
+      if (i > MAX_CAPACITY) {
+        throw new Invalid("spec.capacity must be at most " + MAX_CAPACITY + " but is " + i);
       }
       return i;
+    }
+    if (value instanceof Long || value instanceof BigInteger) {
+      BigInteger big = new BigInteger(value.toString());
+      throw new Invalid(
+          "spec.capacity "
+              + big
+              + " is too large: it must be at most "
+              + MAX_CAPACITY
+              + (big.signum() < 0 ? " and at least 1" : ""));
     }
     throw new Invalid("spec.capacity must be an integer");
   }
@@ -342,12 +492,42 @@ public final class ConfigurationParser {
     return newline < 0 ? trimmed : trimmed.substring(0, newline);
   }
 
-  /** A problem in one document. */
+  /** "line 3, column 5: <problem>" for a YAML syntax error (SnakeYAML counts from 0). */
+  private static String marked(MarkedYAMLException e) {
+    Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
+    String problem = e.getProblem() != null ? e.getProblem() : firstLine(e.getMessage());
+    if (e.getContext() != null && e.getProblem() != null) {
+      problem = e.getContext() + ": " + e.getProblem();
+    }
+    if (mark == null) {
+      return firstLine(problem);
+    }
+    return "line "
+        + (mark.getLine() + 1)
+        + ", column "
+        + (mark.getColumn() + 1)
+        + ": "
+        + firstLine(problem);
+  }
+
+  /** The problems of one document. */
   private static final class Invalid extends Exception {
     private static final long serialVersionUID = 1L;
 
+    private final List<String> problems;
+
     Invalid(String message) {
       super(message);
+      this.problems = List.of(message);
+    }
+
+    Invalid(List<String> problems) {
+      super(String.join("; ", problems));
+      this.problems = List.copyOf(problems);
+    }
+
+    List<String> problems() {
+      return problems;
     }
   }
 }

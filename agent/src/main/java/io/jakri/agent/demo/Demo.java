@@ -3,6 +3,7 @@ package io.jakri.agent.demo;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.instance.Instance;
+import io.jakri.agent.instance.InstanceListing;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.kubelet.emulator.AdmissionException;
 import io.jakri.kubelet.emulator.Container;
@@ -47,11 +48,21 @@ public final class Demo {
   private final AgentOptions options;
   private final boolean once;
   private final PrintWriter out;
+  private final SamplePods samples;
 
+  /** A demo of the bundled examples' sample pods. */
   public Demo(AgentOptions options, boolean once, PrintWriter out) {
+    this(options, once, out, SamplePods.bundled());
+  }
+
+  /**
+   * @param samples which pods to admit once everything is advertised
+   */
+  public Demo(AgentOptions options, boolean once, PrintWriter out, SamplePods samples) {
     this.options = options;
     this.once = once;
     this.out = out;
+    this.samples = samples;
   }
 
   /** Copies the bundled example Configurations into {@code dir} and returns it. */
@@ -187,6 +198,9 @@ public final class Demo {
               + "1s");
     }
     out.println();
+    out.println("$ kubectl get instances -o yaml");
+    out.print(InstanceListing.yaml(instances));
+    out.println();
     out.println(
         "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.capacity");
     out.println(json(kubelet.capacity()));
@@ -197,6 +211,31 @@ public final class Demo {
 
   private void admitSamples(Agent agent, KubeletEmulator kubelet) {
     Map<String, Long> capacity = kubelet.capacity();
+    List<Pod> pods = samples.pods(capacity, agent.devicePlugins().served());
+    for (Pod pod : pods) {
+      out.println();
+      out.println("$ kubectl exec " + pod.name() + " -- env | sort   # device env only");
+      try {
+        PodAdmission admitted = kubelet.admit(pod);
+        for (Map.Entry<String, ContainerAllocation> c : admitted.containers().entrySet()) {
+          new TreeMap<>(c.getValue().envs()).forEach((k, v) -> out.println(k + "=" + v));
+          c.getValue()
+              .devices()
+              .forEach(
+                  d -> out.println("# device node " + d.hostPath() + " -> " + d.containerPath()));
+        }
+      } catch (AdmissionException e) {
+        out.println("pod " + pod.name() + " not admitted: " + e.getMessage());
+      }
+    }
+    out.println();
+    out.println(
+        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.allocatable");
+    out.println(json(kubelet.allocatable()));
+  }
+
+  /** The sample pods of the bundled examples, as the Spookd, Akri and simple device docs use. */
+  static List<Pod> bundledSamplePods(Map<String, Long> capacity) {
     List<Pod> pods = new ArrayList<>();
     if (capacity.getOrDefault("example.com/widget", 0L) > 0
         && capacity.getOrDefault("example.com/thingamajig", 0L) > 0) {
@@ -220,26 +259,7 @@ public final class Demo {
               "simple-device-test",
               Container.of("test", "example.com/simple-device", 2)));
     }
-    for (Pod pod : pods) {
-      out.println();
-      out.println("$ kubectl exec " + pod.name() + " -- env | sort   # device env only");
-      try {
-        PodAdmission admitted = kubelet.admit(pod);
-        for (Map.Entry<String, ContainerAllocation> c : admitted.containers().entrySet()) {
-          new TreeMap<>(c.getValue().envs()).forEach((k, v) -> out.println(k + "=" + v));
-          c.getValue()
-              .devices()
-              .forEach(
-                  d -> out.println("# device node " + d.hostPath() + " -> " + d.containerPath()));
-        }
-      } catch (AdmissionException e) {
-        out.println("pod " + pod.name() + " not admitted: " + e.getMessage());
-      }
-    }
-    out.println();
-    out.println(
-        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.allocatable");
-    out.println(json(kubelet.allocatable()));
+    return pods;
   }
 
   private void printChanges(

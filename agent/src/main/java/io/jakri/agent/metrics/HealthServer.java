@@ -46,6 +46,15 @@ public final class HealthServer implements AutoCloseable {
         });
   }
 
+  /**
+   * Also serves {@code /instances}: the agent's Instances as {@code kubectl get instances -o yaml}
+   * would show them (standalone mode, where there is no API server). Call before {@link #start}.
+   */
+  public void serveInstances(Supplier<String> yaml) {
+    server.createContext(
+        "/instances", ex -> reply(ex, 200, "application/yaml; charset=utf-8", yaml.get()));
+  }
+
   public void start() {
     server.start();
   }

@@ -29,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -90,6 +91,37 @@ class MetricsIT {
               });
       assertThat(get(agent, "/healthz").statusCode()).isEqualTo(200);
       assertThat(get(agent, "/readyz").statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void standaloneInstancesAreListedAsKubectlWouldWithSlotsAndProperties() throws Exception {
+    try (Agent agent = start(true)) {
+      await().atMost(Duration.ofSeconds(20)).until(() -> agent.instances().list().size() == 3);
+      HttpResponse<String> listing = get(agent, "/instances");
+      assertThat(listing.statusCode()).isEqualTo(200);
+      assertThat(listing.headers().firstValue("Content-Type"))
+          .hasValueSatisfying(type -> assertThat(type).startsWith("application/yaml"));
+      Map<String, Object> list = new org.yaml.snakeyaml.Yaml().load(listing.body());
+      assertThat(list).containsEntry("kind", "List");
+      @SuppressWarnings("unchecked")
+      List<Map<String, Object>> items = (List<Map<String, Object>>) list.get("items");
+      assertThat(items).hasSize(3);
+      for (io.jakri.agent.instance.Instance instance : agent.instances().list()) {
+        assertThat(items)
+            .anySatisfy(
+                item -> {
+                  assertThat(item).containsEntry("kind", "Instance");
+                  assertThat(item.get("metadata")).isEqualTo(Map.of("name", instance.name()));
+                  @SuppressWarnings("unchecked")
+                  Map<String, Object> spec = (Map<String, Object>) item.get("spec");
+                  assertThat(spec)
+                      .containsEntry("configurationName", "sim")
+                      .containsEntry("capacity", 1)
+                      .containsEntry("nodes", List.of("n1"))
+                      .containsEntry("deviceUsage", Map.of(instance.name() + "-0", ""));
+                });
+      }
     }
   }
 

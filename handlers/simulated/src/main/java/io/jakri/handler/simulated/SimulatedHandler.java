@@ -16,7 +16,8 @@ import org.pf4j.Extension;
  * alias {@code debugEcho}). See the module README for the details format.
  *
  * <p>Stateless and thread-safe; each {@link #start} returns an independent {@link Discovery} that
- * reports its single snapshot on the context's scheduler.
+ * reports its single snapshot on the context's scheduler (in debugEcho mode, again whenever Akri's
+ * availability file turns the devices offline or back online).
  */
 @Extension
 public final class SimulatedHandler implements DiscoveryHandler {
@@ -26,6 +27,21 @@ public final class SimulatedHandler implements DiscoveryHandler {
 
   /** The Akri handler name this one stands in for. */
   public static final String DEBUG_ECHO = "debugEcho";
+
+  private final SimulatedSettings.Defaults defaults;
+
+  /** The handler as the agent loads it: the process environment and Akri's availability file. */
+  public SimulatedHandler() {
+    this(SimulatedSettings.Defaults.system());
+  }
+
+  /**
+   * A handler reading {@code DEBUG_ECHO_INSTANCES_SHARED} and the default file from {@code
+   * defaults}.
+   */
+  SimulatedHandler(SimulatedSettings.Defaults defaults) {
+    this.defaults = defaults;
+  }
 
   @Override
   public String name() {
@@ -39,15 +55,23 @@ public final class SimulatedHandler implements DiscoveryHandler {
 
   @Override
   public Validation validate(DiscoveryContext context) {
-    SimulatedSettings.Parsed parsed = SimulatedSettings.parse(context.discoveryDetails());
+    SimulatedSettings.Parsed parsed = SimulatedSettings.parse(context.discoveryDetails(), defaults);
     return new Validation(parsed.errors(), parsed.warnings());
   }
 
   @Override
   public Discovery start(DiscoveryContext context, DeviceListener listener)
       throws InvalidDetailsException {
-    SimulatedSettings settings = SimulatedSettings.parse(context.discoveryDetails()).orThrow();
+    SimulatedSettings settings =
+        SimulatedSettings.parse(context.discoveryDetails(), defaults).orThrow();
     String nodeName = context.nodeName();
+    if (settings.availability().isPresent()) {
+      return AvailabilityDiscovery.start(
+          context.scheduler(),
+          settings.availability().get(),
+          () -> settings.devices(nodeName),
+          listener);
+    }
     return FixedSnapshotDiscovery.start(
         context.scheduler(), () -> settings.devices(nodeName), listener);
   }

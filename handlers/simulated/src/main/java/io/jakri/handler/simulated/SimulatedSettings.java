@@ -6,12 +6,16 @@ import io.jakri.handler.DiscoveredDevice.DeviceSpec;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Names;
 import io.jakri.handler.Problems;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -28,6 +32,8 @@ import java.util.regex.Pattern;
  *     <annotationPrefix>/device-<index>=/dev/<index>}
  * @param deviceFilePrefix when set, every device gets the device node {@code
  *     /dev/<deviceFilePrefix>-<index>} at the same path in the container
+ * @param availability in debugEcho mode, the file whose content {@code OFFLINE} hides every device
+ *     (Akri's availability check); empty when the check is off
  */
 record SimulatedSettings(
     Naming naming,
@@ -36,7 +42,8 @@ record SimulatedSettings(
     boolean shared,
     Optional<String> envPrefix,
     Optional<String> annotationPrefix,
-    Optional<String> deviceFilePrefix) {
+    Optional<String> deviceFilePrefix,
+    Optional<Availability> availability) {
 
   /** Default number of devices, as in the simple device plugin ({@code NUMBER_DEVICES}). */
   static final int DEFAULT_COUNT = 2;
@@ -49,6 +56,20 @@ record SimulatedSettings(
 
   /** The property that carries a description in debugEcho mode, as in Akri. */
   static final String DESCRIPTION_PROPERTY = "DEBUG_ECHO_DESCRIPTION";
+
+  /**
+   * Akri's environment variable (set on its debugEcho handler pods by its chart) that decides
+   * whether debugEcho devices are shared; read here when the details do not say {@code shared}.
+   */
+  static final String SHARED_ENV = "DEBUG_ECHO_INSTANCES_SHARED";
+
+  /** Akri's availability file: content containing {@code OFFLINE} makes every device vanish. */
+  static final Path DEFAULT_AVAILABILITY_FILE = Path.of("/tmp/debug-echo-availability.txt");
+
+  /** How often the availability file is read by default. */
+  static final int DEFAULT_AVAILABILITY_CHECK_SECONDS = 1;
+
+  private static final int MAX_AVAILABILITY_CHECK_SECONDS = 3600;
 
   private static final Pattern FILE_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]*");
   private static final int MAX_TEXT = 253;
@@ -107,6 +128,23 @@ record SimulatedSettings(
     }
   }
 
+  /**
+   * Akri's debugEcho availability check: the file is read every {@code period}; while it contains
+   * {@code OFFLINE} no device is reported.
+   */
+  record Availability(Path file, Duration period) {}
+
+  /**
+   * Where details are read: the process environment ({@link #SHARED_ENV}) and the availability file
+   * used when the details name none.
+   */
+  record Defaults(Function<String, String> environment, Path availabilityFile) {
+    /** The agent's real environment and Akri's default file. */
+    static Defaults system() {
+      return new Defaults(System::getenv, DEFAULT_AVAILABILITY_FILE);
+    }
+  }
+
   /** The outcome of reading details: settings when there are no errors, and all warnings. */
   record Parsed(Optional<SimulatedSettings> settings, List<String> errors, List<String> warnings) {
     Parsed {
@@ -123,8 +161,16 @@ record SimulatedSettings(
     }
   }
 
-  /** Reads YAML details. Never throws: every problem is an error or warning naming its field. */
+  /**
+   * Reads YAML details with {@link Defaults#system()}. Never throws: every problem is an error or
+   * warning naming its field.
+   */
   static Parsed parse(String yaml) {
+    return parse(yaml, Defaults.system());
+  }
+
+  /** Reads YAML details. Never throws: every problem is an error or warning naming its field. */
+  static Parsed parse(String yaml, Defaults defaults) {
     Details details;
     try {
       details = Details.parse(yaml);
@@ -144,8 +190,11 @@ record SimulatedSettings(
                             details.field("resourceName") + " \"" + name + "\" " + why)));
     Map<String, String> properties =
         problems.read(() -> details.stringMap("properties")).orElse(Map.of());
+    Optional<Boolean> sharedField = problems.readOptional(() -> details.optionalBoolean("shared"));
     boolean shared =
-        problems.readOptional(() -> details.optionalBoolean("shared")).orElse(Boolean.FALSE);
+        sharedField.orElseGet(
+            () -> naming instanceof Described && debugEchoShared(defaults, problems));
+    Optional<Availability> availability = readAvailability(details, naming, defaults, problems);
     Optional<String> envPrefix = problems.readOptional(() -> details.optionalString("envPrefix"));
     envPrefix
         .filter(prefix -> !Names.isEnvName(prefix))
@@ -191,8 +240,85 @@ record SimulatedSettings(
             shared,
             envPrefix,
             annotationPrefix,
-            deviceFilePrefix);
+            deviceFilePrefix,
+            availability);
     return new Parsed(Optional.of(settings), List.of(), problems.warnings());
+  }
+
+  /**
+   * Whether debugEcho devices are shared when the details do not say: as Akri's debugEcho handler,
+   * from {@link #SHARED_ENV} ({@code true} or {@code false}); unset means shared, the default of
+   * Akri's chart.
+   */
+  private static boolean debugEchoShared(Defaults defaults, Problems problems) {
+    String value = defaults.environment().apply(SHARED_ENV);
+    if (value == null || value.isBlank()) {
+      return true;
+    }
+    String trimmed = value.trim();
+    if (trimmed.equals("true") || trimmed.equals("false")) {
+      return Boolean.parseBoolean(trimmed);
+    }
+    problems.warn(
+        "environment variable "
+            + SHARED_ENV
+            + " is \""
+            + shorten(trimmed)
+            + "\", not true or false; the devices are shared");
+    return true;
+  }
+
+  /** A value from the environment fit for one log line: at most 40 printable characters. */
+  private static String shorten(String value) {
+    String printable = value.replaceAll("\\p{Cntrl}", "?");
+    return printable.length() <= 40 ? printable : printable.substring(0, 40) + "...";
+  }
+
+  private static Optional<Availability> readAvailability(
+      Details details, Naming naming, Defaults defaults, Problems problems) {
+    Optional<String> file = problems.readOptional(() -> details.optionalString("availabilityFile"));
+    Optional<Integer> seconds =
+        problems.readOptional(() -> details.optionalInt("availabilityCheckSeconds"));
+    if (!(naming instanceof Described)) {
+      file.ifPresent(f -> problems.warn(onlyWithDescriptions(details, "availabilityFile")));
+      seconds.ifPresent(
+          s -> problems.warn(onlyWithDescriptions(details, "availabilityCheckSeconds")));
+      return Optional.empty();
+    }
+    int period = seconds.orElse(DEFAULT_AVAILABILITY_CHECK_SECONDS);
+    if (period < 1 || period > MAX_AVAILABILITY_CHECK_SECONDS) {
+      problems.error(
+          details.field("availabilityCheckSeconds")
+              + " must be between 1 and "
+              + MAX_AVAILABILITY_CHECK_SECONDS
+              + " but is "
+              + period);
+    }
+    if (file.isPresent() && file.get().isEmpty()) {
+      return Optional.empty();
+    }
+    Path path = defaults.availabilityFile();
+    if (file.isPresent()) {
+      try {
+        path = Path.of(file.get());
+      } catch (InvalidPathException e) {
+        problems.error(
+            details.field("availabilityFile") + " is not a valid path: " + e.getReason());
+        return Optional.empty();
+      }
+      if (!path.isAbsolute()) {
+        problems.error(details.field("availabilityFile") + " must be an absolute path");
+        return Optional.empty();
+      }
+    }
+    return Optional.of(new Availability(path, Duration.ofSeconds(Math.max(1, period))));
+  }
+
+  private static String onlyWithDescriptions(Details details, String key) {
+    return details.field(key)
+        + " is only used with "
+        + details.field("descriptions")
+        + " (Akri's debugEcho mode); ignored";
   }
 
   private static Naming readNaming(Details details, Problems problems) {

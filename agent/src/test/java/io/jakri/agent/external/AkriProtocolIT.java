@@ -389,7 +389,7 @@ class AkriProtocolIT {
           String config = (handler.equals("simulated") ? "lat-plugin-" : "lat-proto-") + i;
           String res = resource(config, "foo", false);
           long t0 = System.nanoTime();
-          writeConfig(root, config, handler, "descriptions: [\"foo\"]", "");
+          writeConfig(root, config, handler, "{descriptions: [\"foo\"], shared: false}", "");
           await().atMost(Duration.ofSeconds(20)).until(() -> healthyAt.containsKey(res));
           double ms = (healthyAt.get(res) - t0) / 1e6;
           (handler.equals("simulated") ? plugin : protocol).add(ms);

@@ -37,6 +37,7 @@ reregister = threading.Event()
 
 def emit(event, **fields):
     fields["event"] = event
+    fields["t"] = time.time()  # wall clock, seconds: the test compares two events' times
     with lock:
         sys.stdout.write(json.dumps(fields) + "\n")
         sys.stdout.flush()

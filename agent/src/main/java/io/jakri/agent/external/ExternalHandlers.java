@@ -205,7 +205,8 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
       LOG.info("removed stale registration socket {}", socket);
     }
     for (RegisterDiscoveryHandlerRequest saved : file.load()) {
-      ExternalEndpoint.Checked checked = ExternalEndpoint.check(saved, directory, false);
+      // A Unix socket that is gone is a handler that is gone; a NETWORK one is dialled to know.
+      ExternalEndpoint.Checked checked = ExternalEndpoint.check(saved, directory, true);
       if (checked instanceof ExternalEndpoint.Accepted a) {
         register(a.endpoint(), "restored from " + file.path().getFileName());
       } else if (checked instanceof ExternalEndpoint.Refused r) {

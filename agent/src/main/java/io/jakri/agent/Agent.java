@@ -160,13 +160,13 @@ public final class Agent implements AutoCloseable {
         externalHandlers
             .<HandlerRegistry>map(e -> new CombinedHandlerRegistry(handlers, e))
             .orElse(handlers);
+    Optional<KubernetesPropertyResolver> clusterProperties =
+        client.map(c -> new KubernetesPropertyResolver(c, options.namespace()));
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),
             allHandlers,
-            client.isPresent()
-                ? new KubernetesPropertyResolver(client.get(), options.namespace())
-                : PropertyResolver.literalOnly(),
+            clusterProperties.<PropertyResolver>map(r -> r).orElse(PropertyResolver.literalOnly()),
             new InstanceLifecycle(options.nodeName(), updates),
             resources,
             scheduler,
@@ -223,6 +223,17 @@ public final class Agent implements AutoCloseable {
                     }
                   }));
       discovery.addStatusListener(status::changed);
+      // Akri-protocol handlers get Secret and ConfigMap (binaryData too) values as stored.
+      externalHandlers.ifPresent(
+          e ->
+              e.usePropertyBytes(
+                  name -> {
+                    ConfigurationWatcher.Known known = watcher.known().get(name);
+                    if (known == null || known.spec().isEmpty()) {
+                      return Optional.empty();
+                    }
+                    return Optional.of(clusterProperties.get().resolveBytes(known.spec().get()));
+                  }));
       store.addListener(new Repair(options.nodeName()));
     }
     this.podResources =

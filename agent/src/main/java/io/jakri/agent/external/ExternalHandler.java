@@ -42,17 +42,35 @@ final class ExternalHandler implements DiscoveryHandler {
   @Override
   public Discovery start(DiscoveryContext context, DeviceListener listener)
       throws InvalidDetailsException {
+    Map<String, byte[]> bytes;
+    try {
+      bytes = handlers.propertyBytes().of(context.configurationName()).orElse(null);
+    } catch (Exception e) {
+      // resolved as text a moment ago; a failure now is transient: the start is retried
+      throw new IllegalStateException(
+          "discoveryProperties of " + context.configurationName() + ": " + e.getMessage());
+    }
     ExternalDiscovery discovery =
         new ExternalDiscovery(
-            name, context.configurationName(), handlers, request(context), listener);
+            name, context.configurationName(), handlers, request(context, bytes), listener);
     discovery.start();
     return discovery;
   }
 
-  /** Akri's request: the details as text, each property's value as UTF-8 bytes. */
-  static DiscoverRequest request(DiscoveryContext context) {
+  /**
+   * Akri's request: the details as text, each property's value as its bytes ({@code bytes}, when
+   * known) or else as its text in UTF-8.
+   */
+  static DiscoverRequest request(DiscoveryContext context, Map<String, byte[]> bytes) {
     DiscoverRequest.Builder request =
         DiscoverRequest.newBuilder().setDiscoveryDetails(context.discoveryDetails());
+    if (bytes != null) {
+      for (Map.Entry<String, byte[]> p : bytes.entrySet()) {
+        request.putDiscoveryProperties(
+            p.getKey(), ByteData.newBuilder().setVec(ByteString.copyFrom(p.getValue())).build());
+      }
+      return request.build();
+    }
     for (Map.Entry<String, String> p : context.discoveryProperties().entrySet()) {
       request.putDiscoveryProperties(
           p.getKey(),

@@ -130,6 +130,25 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
   private final RateLimit rate;
   private Server server;
   private volatile boolean closed;
+  private volatile PropertyBytes propertyBytes = configuration -> Optional.empty();
+
+  /**
+   * A Configuration's {@code discoveryProperties} as bytes (cluster mode: Secrets and ConfigMap
+   * {@code binaryData} as stored); empty when only their text is known (then it is sent as UTF-8).
+   */
+  @FunctionalInterface
+  public interface PropertyBytes {
+    Optional<Map<String, byte[]>> of(String configuration) throws Exception;
+  }
+
+  /** Where discovery properties are read as bytes from (set before Configurations start). */
+  public void usePropertyBytes(PropertyBytes source) {
+    this.propertyBytes = source;
+  }
+
+  PropertyBytes propertyBytes() {
+    return propertyBytes;
+  }
 
   private final class NameGroup {
     final ExternalHandler handler;

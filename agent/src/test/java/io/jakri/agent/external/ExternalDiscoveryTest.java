@@ -87,7 +87,8 @@ class ExternalDiscoveryTest {
       DiscoverRequest request =
           ExternalHandler.request(
               new DiscoveryContext(
-                  "cfg", "node", "descriptions: [a]", Map.of("token", "s3cr\u00e9t"), scheduler));
+                  "cfg", "node", "descriptions: [a]", Map.of("token", "s3cr\u00e9t"), scheduler),
+              null);
       assertThat(request.getDiscoveryDetails()).isEqualTo("descriptions: [a]");
       assertThat(request.getDiscoveryPropertiesOrThrow("token").getVec().toByteArray())
           .isEqualTo("s3cr\u00e9t".getBytes(StandardCharsets.UTF_8));

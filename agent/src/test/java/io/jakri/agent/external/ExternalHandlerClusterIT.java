@@ -29,14 +29,18 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Cluster mode with the Python handler: {@code discoveryProperties} from a Secret and a ConfigMap
- * reach it as bytes, its device becomes an Instance in the API server, and its {@code
- * InvalidArgument} becomes the Configuration's Invalid condition and an InvalidConfiguration Event.
+ * ({@code data} and {@code binaryData}) reach it as bytes exactly as stored, its device becomes an
+ * Instance in the API server, and its {@code InvalidArgument} becomes the Configuration's Invalid
+ * condition and an InvalidConfiguration Event.
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class ExternalHandlerClusterIT {
 
   static final String NS = "default";
   static final String NODE = "node-a";
+
+  /** Not UTF-8: must arrive as stored. */
+  static final byte[] BLOB = {(byte) 0xff, 0, (byte) 0xc3, 'x'};
 
   KubernetesMockServer server;
   KubernetesClient client;
@@ -61,8 +65,9 @@ class ExternalHandlerClusterIT {
                 .withData(
                     Map.of(
                         "token",
-                        Base64.getEncoder()
-                            .encodeToString(secret.getBytes(StandardCharsets.UTF_8))))
+                        Base64.getEncoder().encodeToString(secret.getBytes(StandardCharsets.UTF_8)),
+                        "raw",
+                        Base64.getEncoder().encodeToString(BLOB)))
                 .build())
         .create();
     client
@@ -74,6 +79,7 @@ class ExternalHandlerClusterIT {
                 .withName("settings")
                 .endMetadata()
                 .withData(Map.of("subnet", "10.0.0.0/24"))
+                .withBinaryData(Map.of("blob", Base64.getEncoder().encodeToString(BLOB)))
                 .build())
         .create();
     Path akri = tmp.resolve("akri");
@@ -125,6 +131,12 @@ class ExternalHandlerClusterIT {
                 - name: subnet
                   valueFrom:
                     configMapKeyRef: {name: settings, key: subnet}
+                - name: blob
+                  valueFrom:
+                    configMapKeyRef: {name: settings, key: blob}
+                - name: raw
+                  valueFrom:
+                    secretKeyRef: {name: creds, key: raw}
             """);
         create(
             """
@@ -149,6 +161,8 @@ class ExternalHandlerClusterIT {
         assertThat(decode(discover, "token")).isEqualTo(secret.getBytes(StandardCharsets.UTF_8));
         assertThat(decode(discover, "subnet"))
             .isEqualTo("10.0.0.0/24".getBytes(StandardCharsets.UTF_8));
+        assertThat(decode(discover, "blob")).isEqualTo(BLOB);
+        assertThat(decode(discover, "raw")).isEqualTo(BLOB);
 
         await()
             .atMost(Duration.ofSeconds(30))

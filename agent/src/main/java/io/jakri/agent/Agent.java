@@ -556,6 +556,11 @@ public final class Agent implements AutoCloseable {
     return handlers.problems();
   }
 
+  /** The handler names (and aliases) the loaded plugins answer to. */
+  public java.util.Set<String> handlerNames() {
+    return handlers.names();
+  }
+
   public DiscoveryManager discovery() {
     return discovery;
   }

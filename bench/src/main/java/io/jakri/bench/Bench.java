@@ -38,8 +38,8 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,zeroconf,controller,scale,floor] [--bench-jar PATH] [--keep] [--work-root
- * DIR]}.
+ * idle,cluster,writes,zeroconf,udev,controller,scale,floor] [--bench-jar PATH] [--keep]
+ * [--work-root DIR]}.
  */
 public final class Bench {
 
@@ -177,7 +177,7 @@ public final class Bench {
       boolean keep = false;
       boolean runsGiven = false;
       Set<String> scenarios =
-          Set.of("idle", "scale", "floor", "cluster", "writes", "zeroconf", "controller");
+          Set.of("idle", "scale", "floor", "cluster", "writes", "zeroconf", "udev", "controller");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       Path workRoot = defaultWorkRoot();
@@ -334,6 +334,14 @@ public final class Bench {
               new ZeroconfBench(options, work, agentJvm, this::add)
                   .run(options.quick ? 3 : 7)
                   .ifPresent(why -> notMeasured.put("zeroconf_publish_to_advertised_ms", why)));
+    }
+    if (options.scenarios.contains("udev")) {
+      attempt(
+          "udev_hotplug_to_advertised_ms",
+          () ->
+              new UdevBench(options, work, agentJvm, this::add)
+                  .run(options.quick ? 5 : 20)
+                  .ifPresent(why -> notMeasured.put("udev_hotplug_to_advertised_ms", why)));
     }
     if (options.scenarios.contains("controller")) {
       ControllerBench controller = new ControllerBench(options, work, this::add);
@@ -815,6 +823,22 @@ public final class Bench {
               "ms",
               "<= floor + 100 ms",
               Optional.of(v <= f + 100)));
+    }
+    if (samples.containsKey("udev_hotplug_to_advertised_ms")) {
+      double v = med("udev_hotplug_to_advertised_ms");
+      double f = med("udev_hotplug_node_visible_ms");
+      figures.add(
+          Figure.withFloor("udev_hotplug_to_advertised_ms", v, f, "ms", "-", Optional.empty()));
+      double p99 = med("udev_hotplug_to_advertised_p99_ms");
+      double p99f = med("udev_hotplug_node_visible_p99_ms");
+      figures.add(
+          Figure.withFloor(
+              "udev_hotplug_to_advertised_p99_ms",
+              p99,
+              p99f,
+              "ms",
+              "<= 200 ms",
+              Optional.of(p99 <= 200)));
     }
     if (samples.containsKey("api_writes_per_device")) {
       fig("api_writes_per_device", "writes", "O(1) per node", Optional.empty());

@@ -47,7 +47,9 @@ class ExamplesTest {
           "static",
           Set.of("deviceMapping"),
           "zeroconf",
-          Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"));
+          Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"),
+          "udev",
+          Set.of("udevRules", "groupRecursive", "permissions", "rescanIntervalSeconds"));
 
   private record Doc(Path file, int index, Map<String, Object> body) {
     String where() {
@@ -58,7 +60,7 @@ class ExamplesTest {
   @Test
   void everyScenarioHasADirectoryWithAReadmeAndIsListedInTheIndex() throws IOException {
     String index = Files.readString(EXAMPLES.resolve("README.md"));
-    for (String scenario : List.of("zeroconf", "spookd", "simple-device", "debug-echo")) {
+    for (String scenario : List.of("zeroconf", "spookd", "simple-device", "debug-echo", "udev")) {
       assertThat(EXAMPLES.resolve(scenario).resolve("README.md")).isRegularFile();
       assertThat(yamlFiles(EXAMPLES.resolve(scenario))).isNotEmpty();
       assertThat(index).contains("(" + scenario + "/)");

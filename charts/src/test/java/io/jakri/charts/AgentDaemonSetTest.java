@@ -106,6 +106,34 @@ class AgentDaemonSetTest {
   }
 
   @Test
+  void udevHandlerMountsDevSysAndRunUdevReadOnlyExceptDevAndAddsAkrisVideoConfiguration() {
+    RenderedChart chart = RenderedChart.render("udev.yaml");
+    Map<String, Object> agent = agentContainer(chart);
+
+    assertThat(mounts(agent))
+        .containsEntry("/dev", "udev-dev")
+        .containsEntry("/sys", "udev-sys")
+        .containsEntry("/run/udev", "udev-run")
+        .hasSize(6);
+    assertThat(maps(agent.get("volumeMounts")))
+        .filteredOn(m -> String.valueOf(m.get("name")).startsWith("udev-"))
+        .extracting(m -> m.get("mountPath") + " " + m.getOrDefault("readOnly", false))
+        .containsExactly("/dev false", "/sys true", "/run/udev true");
+    assertThat(maps(podSpec(chart).get("volumes")))
+        .filteredOn(v -> String.valueOf(v.get("name")).startsWith("udev-"))
+        .extracting(v -> RenderedChart.map(v.get("hostPath")).get("path"))
+        .containsExactly("/dev", "/sys", "/run/udev");
+    Map<String, Object> spec =
+        RenderedChart.map(chart.one("Configuration", "akri-udev-video").get("spec"));
+    assertThat(get(spec, "discoveryHandler", "name")).isEqualTo("udev");
+    assertThat(String.valueOf(get(spec, "discoveryHandler", "discoveryDetails")))
+        .contains("KERNEL==\"video[0-9]*\"");
+    // The switch alone mounts without a Configuration; off by default (see the defaults test).
+    assertThat(mounts(agentContainer(RenderedChart.render("udev-mounts-only.yaml"))))
+        .containsKeys("/dev", "/sys", "/run/udev");
+  }
+
+  @Test
   void hostNetworkSwitchesTheDnsPolicySoClusterNamesStillResolve() {
     Map<String, Object> pod = podSpec(RenderedChart.render("host-network.yaml"));
 

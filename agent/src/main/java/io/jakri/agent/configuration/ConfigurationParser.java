@@ -330,7 +330,14 @@ public final class ConfigurationParser {
       // Akri wants a string; accept structured YAML and hand the handler the same text.
       DumperOptions options = new DumperOptions();
       options.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
-      return new Yaml(options).dump(value);
+      try {
+        return new Yaml(options).dump(value);
+      } catch (YAMLException e) {
+        // e.g. a string with characters YAML cannot print
+        throw new Invalid(
+            "spec.discoveryHandler.discoveryDetails cannot be written as YAML text: "
+                + firstLine(e.getMessage()));
+      }
     }
     throw new Invalid("spec.discoveryHandler.discoveryDetails must be a string");
   }

@@ -48,6 +48,14 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       new CopyOnWriteArrayList<>();
   private volatile Map<String, DiscoveryHandler> byName = Map.of();
   private final Map<Path, Loaded> loaded = new LinkedHashMap<>();
+
+  /**
+   * The handler instances of each started plugin, created once when it loads: PF4J creates new
+   * extension objects on every lookup, and a new object for the same handler would look like a
+   * replaced handler and restart every discovery whenever any other jar loads.
+   */
+  private final Map<String, List<DiscoveryHandler>> extensions = new java.util.HashMap<>();
+
   private final Map<Path, Stamp> failed = new LinkedHashMap<>();
   private final java.util.Set<Path> ignored = new java.util.HashSet<>();
   private boolean missingReported;
@@ -113,8 +121,12 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       }
     }
     if (!leaving.isEmpty()) {
-      rebuildIndex(); // listeners stop discoveries of handlers that are going away
+      // Index without the leaving plugins first: listeners stop their discoveries while the
+      // classes are still loaded (and nothing restarts on them).
+      rebuildIndex(
+          leaving.stream().map(Loaded::pluginId).collect(java.util.stream.Collectors.toSet()));
       for (Loaded gone : leaving) {
+        extensions.remove(gone.pluginId());
         try {
           plugins.unloadPlugin(gone.pluginId());
           LOG.info("plugin {} ({}): unloaded", gone.pluginId(), gone.jar().getFileName());
@@ -138,7 +150,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     }
     failed.keySet().retainAll(present.keySet());
     if (added || !leaving.isEmpty() || !indexed) {
-      rebuildIndex();
+      rebuildIndex(Set.of());
       indexed = true;
     }
   }
@@ -221,6 +233,25 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       fail(jar, refused.get());
       return Optional.empty();
     }
+    Optional<String> duplicate =
+        PluginJarCheck.pluginId(jar)
+            .flatMap(
+                id ->
+                    loaded.values().stream()
+                        .filter(l -> l.pluginId().equals(id))
+                        .findFirst()
+                        .map(
+                            l ->
+                                "plugin id \""
+                                    + id
+                                    + "\" is already loaded from "
+                                    + l.jar().getFileName()
+                                    + "; this jar is ignored (remove one of the two, or give one"
+                                    + " another Plugin-Id)"));
+    if (duplicate.isPresent()) {
+      fail(jar, duplicate.get());
+      return Optional.empty();
+    }
     String pluginId = null;
     try {
       pluginId = plugins.loadPlugin(jar);
@@ -245,6 +276,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
         plugins.unloadPlugin(pluginId);
         return Optional.empty();
       }
+      extensions.put(pluginId, List.copyOf(found));
       LOG.info(
           "plugin {} ({}): loaded handlers {}",
           pluginId,
@@ -303,12 +335,18 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     }
   }
 
-  private void rebuildIndex() {
+  private void rebuildIndex(Set<String> excluding) {
     Map<String, DiscoveryHandler> index = new LinkedHashMap<>();
     for (PluginWrapper wrapper : plugins.getStartedPlugins()) {
+      if (excluding.contains(wrapper.getPluginId())) {
+        continue;
+      }
       List<DiscoveryHandler> handlers;
       try {
-        handlers = plugins.getExtensions(DiscoveryHandler.class, wrapper.getPluginId());
+        handlers =
+            extensions.computeIfAbsent(
+                wrapper.getPluginId(),
+                id -> List.copyOf(plugins.getExtensions(DiscoveryHandler.class, id)));
       } catch (RuntimeException | LinkageError e) {
         fail(wrapper.getPluginPath(), "extensions cannot be created: " + e);
         continue;

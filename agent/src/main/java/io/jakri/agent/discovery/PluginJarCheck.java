@@ -57,9 +57,19 @@ final class PluginJarCheck {
   static Optional<String> problem(Path jar) {
     try (JarFile file = new JarFile(jar.toFile(), false)) {
       Manifest manifest = file.getManifest();
-      if (manifest != null) {
+      if (manifest == null) {
+        return Optional.of(
+            "not a handler plugin: it has no META-INF/MANIFEST.MF (build it with the"
+                + " jakri-handlers-parent POM, which writes Plugin-Id and Plugin-Version)");
+      }
+      {
         String id = manifest.getMainAttributes().getValue("Plugin-Id");
-        if (id != null && !PLUGIN_ID.matcher(id).matches()) {
+        if (id == null || id.isBlank()) {
+          return Optional.of(
+              "not a handler plugin: its manifest has no Plugin-Id (build it with the"
+                  + " jakri-handlers-parent POM, or set Plugin-Id and Plugin-Version)");
+        }
+        if (!PLUGIN_ID.matcher(id).matches()) {
           return Optional.of(
               "Plugin-Id \""
                   + printable(id)
@@ -88,7 +98,22 @@ final class PluginJarCheck {
       }
       return Optional.empty();
     } catch (IOException | SecurityException | IllegalStateException e) {
-      // Not a readable jar: let PF4J say what it makes of it (it reports not-a-zip clearly).
+      // PF4J would log its own stack trace and then say "No PluginDescriptorFinder".
+      return Optional.of(
+          "not a readable jar (zip) file"
+              + (e.getMessage() == null ? "" : ": " + printable(e.getMessage())));
+    }
+  }
+
+  /** The jar's {@code Plugin-Id}, when it has a readable one. */
+  static Optional<String> pluginId(Path jar) {
+    try (JarFile file = new JarFile(jar.toFile(), false)) {
+      Manifest manifest = file.getManifest();
+      return Optional.ofNullable(
+              manifest == null ? null : manifest.getMainAttributes().getValue("Plugin-Id"))
+          .map(String::strip)
+          .filter(id -> !id.isEmpty());
+    } catch (IOException | SecurityException | IllegalStateException e) {
       return Optional.empty();
     }
   }

@@ -57,6 +57,25 @@ public final class GrpcPodResourcesClient implements PodResourcesClient {
     this.stub = PodResourcesListerGrpc.newBlockingStub(channel);
   }
 
+  /**
+   * One line for a failed call: the code, the description and the root cause's message (gRPC's own
+   * {@code Status.toString()} embeds the cause's whole stack trace).
+   */
+  static String describe(io.grpc.Status status) {
+    StringBuilder text = new StringBuilder(status.getCode().name());
+    if (status.getDescription() != null) {
+      text.append(": ").append(status.getDescription());
+    }
+    Throwable root = status.getCause();
+    while (root != null && root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    if (root != null && root.getMessage() != null) {
+      text.append(" (").append(root.getMessage()).append(')');
+    }
+    return text.toString().replaceAll("[\\r\\n]+", " ");
+  }
+
   @Override
   public Set<DeviceInUse> devicesInUse() throws PodResourcesException {
     ListPodResourcesResponse response;
@@ -68,7 +87,7 @@ public final class GrpcPodResourcesClient implements PodResourcesClient {
       // Without this the channel may sit in backoff (up to 2 min) after the kubelet is back.
       channel.resetConnectBackoff();
       throw new PodResourcesException(
-          "PodResources List on " + socket + " failed: " + e.getStatus(), e);
+          "PodResources List on " + socket + " failed: " + describe(e.getStatus()), e);
     }
     Set<DeviceInUse> devices = new HashSet<>();
     for (PodResources pod : response.getPodResourcesList()) {

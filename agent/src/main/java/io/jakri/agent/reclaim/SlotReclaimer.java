@@ -80,6 +80,10 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
 
   // Only touched by the round (one at a time) and start/close (synchronized).
   private boolean listFailing;
+
+  /** The last failure logged, so that a standing failure is logged once until it changes. */
+  private String lastFailure = "";
+
   private ScheduledFuture<?> periodic;
   private volatile boolean closed;
 
@@ -170,8 +174,10 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
       inUse = podResources.devicesInUse();
     } catch (PodResourcesException e) {
       candidates.clear();
-      if (!listFailing && !closed) {
+      String failure = String.valueOf(e.getMessage());
+      if ((!listFailing || !failure.equals(lastFailure)) && !closed) {
         listFailing = true;
+        lastFailure = failure;
         LOG.warn(
             "cannot ask the kubelet which devices are in use; freeing no slots until it answers:"
                 + " {}",
@@ -181,6 +187,7 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
     }
     if (listFailing) {
       listFailing = false;
+      lastFailure = "";
       LOG.info("the kubelet's PodResources API answers again; slot reclamation resumes");
     }
     List<Instance> instances;

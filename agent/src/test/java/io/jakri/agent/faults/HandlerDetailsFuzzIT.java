@@ -34,7 +34,7 @@ class HandlerDetailsFuzzIT {
 
   private static final Path PLUGINS = Path.of("target", "plugins").toAbsolutePath();
   private static final int CASES = Integer.getInteger("jakri.fuzz.cases", 4000) / 2;
-  private static final Set<String> STARTABLE = Set.of("simulated", "debugEcho", "static");
+  private static final Set<String> STARTABLE = Set.of("simulated", "debugEcho", "static", "udev");
 
   private static PluginHandlerRegistry registry;
   private static ScheduledExecutorService scheduler;
@@ -54,10 +54,10 @@ class HandlerDetailsFuzzIT {
 
   @Test
   void everyHandlerRejectsGeneratedDetailsClearlyOrAcceptsThemConsistently() {
-    assertThat(registry.names()).contains("simulated", "debugEcho", "static", "zeroconf");
+    assertThat(registry.names()).contains("simulated", "debugEcho", "static", "zeroconf", "udev");
     List<String> failures = new ArrayList<>();
     int total = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf")) {
+    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev")) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       YamlFuzz fuzz = new YamlFuzz(ConfigurationFuzzTest.SEED + name.hashCode());
       int valid = 0;
@@ -110,7 +110,7 @@ class HandlerDetailsFuzzIT {
   void everyHandlerRefusesYamlAttacksInItsDetailsQuickly() {
     List<String> failures = new ArrayList<>();
     int cases = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf")) {
+    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev")) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       for (Map.Entry<String, String> attack : YamlAttacks.all().entrySet()) {
         cases++;

@@ -187,6 +187,14 @@ final class YamlFuzz {
                   instanceID: %s
                   env: {A: %s, %s: b}
               """;
+          case "udev" ->
+              """
+              udevRules:
+              - %s
+              - 'SUBSYSTEM=="%s", ATTRS{%s}=="%s"'
+              groupRecursive: %s
+              permissions: %s
+              """;
           case "zeroconf" ->
               """
               kind: %s
@@ -208,6 +216,8 @@ final class YamlFuzz {
         switch (handler) {
           case "static" -> new String[] {"node-b", "example.com/widget", "0001", "1", "B"};
           case "zeroconf" -> new String[] {"_http._tcp", "printer", "local", "631", "path"};
+          case "udev" ->
+              new String[] {"KERNEL==\"null\"", "block", "vendor", "0x1af4", "true", "rw"};
           default -> new String[] {"3", "dev", "example.com/sim", "x", "SIM"};
         };
     Object[] values = new Object[plausible.length];

@@ -55,7 +55,15 @@ class PodResourcesClientIT {
   void missingSocketIsAnErrorNotAnEmptyAnswer() {
     assertThatThrownBy(client::devicesInUse)
         .isInstanceOf(PodResourcesException.class)
-        .hasMessageContaining(socket.toString());
+        .hasMessageContaining(socket.toString())
+        .hasMessageContaining("UNAVAILABLE")
+        .satisfies(
+            e ->
+                assertThat(e.getMessage())
+                    .as("one line, no stack trace of the cause")
+                    .doesNotContain("\n")
+                    .doesNotContain("\tat ")
+                    .doesNotContain("Errors.java"));
   }
 
   @Test

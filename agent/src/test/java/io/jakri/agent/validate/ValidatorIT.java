@@ -61,7 +61,7 @@ class ValidatorIT {
   @Test
   void aHandlerThatIsNotInstalledIsAWarningNamingTheInstalledOnesAndKeepsExitZero()
       throws IOException {
-    Path file = file("udev.yaml", TestAgent.configuration("cams", "udev", 1, "udevRules: []"));
+    Path file = file("modbus.yaml", TestAgent.configuration("cams", "modbus", 1, "unit: 1"));
 
     Outcome outcome = validate(file);
 
@@ -70,9 +70,9 @@ class ValidatorIT {
         .containsExactly(
             "warning: "
                 + file
-                + ": spec.discoveryHandler.name: handler \"udev\" is not installed (installed in "
+                + ": spec.discoveryHandler.name: handler \"modbus\" is not installed (installed in "
                 + PLUGINS
-                + ": debugEcho, simulated, static, zeroconf); discoveryDetails not checked",
+                + ": debugEcho, simulated, static, udev, zeroconf); discoveryDetails not checked",
             file + ": configuration cams is valid (discoveryDetails not checked)");
     assertThat(outcome.code()).isZero();
   }
@@ -223,10 +223,10 @@ class ValidatorIT {
     assertThat(outcome.err()).isEmpty();
     assertThat(outcome.out())
         .contains(akri + " (document 1): configuration akri-debug-echo is valid")
+        .contains(akri + " (document 2): configuration akri-udev is valid")
         .filteredOn(l -> l.startsWith("warning: "))
         .extracting(l -> l.replaceFirst(" is not installed .*", ""))
         .containsExactly(
-            "warning: " + akri + " (document 2): spec.discoveryHandler.name: handler \"udev\"",
             "warning: " + akri + " (document 3): spec.discoveryHandler.name: handler \"onvif\"",
             "warning: " + akri + " (document 4): spec.discoveryHandler.name: handler \"opcua\"");
     assertThat(outcome.code()).isZero();

@@ -114,7 +114,8 @@ class AgentDaemonSetTest {
         .containsEntry("/dev", "udev-dev")
         .containsEntry("/sys", "udev-sys")
         .containsEntry("/run/udev", "udev-run")
-        .hasSize(6);
+        .containsEntry("/var/lib/akri", "discovery-handlers")
+        .hasSize(7);
     assertThat(maps(agent.get("volumeMounts")))
         .filteredOn(m -> String.valueOf(m.get("name")).startsWith("udev-"))
         .extracting(m -> m.get("mountPath") + " " + m.getOrDefault("readOnly", false))

@@ -4,7 +4,10 @@ import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
+import io.jakri.kubelet.emulator.EmulatorStartException;
+import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.logging.LogFormat;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.URISyntaxException;
@@ -18,6 +21,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,12 +55,37 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--emulate-kubelet",
-      description = "Serve a built-in kubelet emulator on kubelet.sock in the device-plugin dir.")
+      description =
+          "Serve a built-in kubelet emulator on kubelet.sock in the device-plugin dir (default: a"
+              + " new temporary directory; it refuses a directory whose kubelet.sock answers).")
   boolean emulateKubelet;
 
   public static void main(String[] args) {
-    int code = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
-    System.exit(code);
+    System.exit(commandLine().execute(args));
+  }
+
+  /**
+   * The command line as {@link #main} runs it: a mistake in the flags (an unknown flag, a value
+   * that does not convert) is one line on stderr, {@code jakri-agent: <what is wrong> (see
+   * --help)}, and exit code 2; no usage dump, no stack trace.
+   */
+  static CommandLine commandLine() {
+    CommandLine cmd = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
+    cmd.setParameterExceptionHandler(
+        (e, args) -> {
+          CommandLine where = e.getCommandLine();
+          where
+              .getErr()
+              .println(
+                  where.getCommandSpec().qualifiedName()
+                      + ": "
+                      + e.getMessage()
+                      + " (see "
+                      + where.getCommandSpec().qualifiedName()
+                      + " --help)");
+          return where.getCommandSpec().exitCodeOnInvalidInput();
+        });
+    return cmd;
   }
 
   @Option(
@@ -78,6 +107,7 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--metrics-port",
+      converter = PortConverter.class,
       description =
           "Serve /metrics (Prometheus), /healthz and /readyz on this port (env"
               + " JAKRI_METRICS_PORT; default: off).")
@@ -142,19 +172,43 @@ public final class Main implements Callable<Integer> {
     return runUntilSignal(options);
   }
 
-  static int runUntilSignal(AgentOptions options) throws Exception {
+  int runUntilSignal(AgentOptions options) throws Exception {
     CountDownLatch stop = new CountDownLatch(1);
     // SIGTERM and SIGINT end streams, remove sockets and exit 0 (not the JVM's default 143).
     Signal.handle(new Signal("TERM"), s -> stop.countDown());
     Signal.handle(new Signal("INT"), s -> stop.countDown());
     try (Agent agent = Agent.start(options)) {
       stop.await();
+    } catch (EmulatorStartException e) {
+      System.err.println("jakri-agent: --emulate-kubelet: " + e.getMessage());
+      return 1;
+    } finally {
+      common.temporaryDir.ifPresent(Main::removeTemporaryDir);
     }
     return 0;
   }
 
+  /**
+   * Removes the emulator's temporary directory once the agent stopped: the emulator's checkpoint,
+   * then the directory if nothing else is left in it (the agent and the emulator removed their
+   * sockets).
+   */
+  static void removeTemporaryDir(Path dir) {
+    try {
+      Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE));
+      Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE + ".tmp"));
+      Files.deleteIfExists(dir);
+    } catch (IOException e) {
+      LoggerFactory.getLogger(Main.class).warn("kept {}: {}", dir, e.toString());
+    }
+  }
+
   /** Flags every command shares. */
   static final class Common {
+    static final Path DEFAULT_DEVICE_PLUGIN_DIR = Path.of("/var/lib/kubelet/device-plugins");
+    static final Path DEFAULT_POD_RESOURCES =
+        Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
+
     @Option(
         names = "--node-name",
         description = "This node's name (env JAKRI_NODE_NAME or NODE_NAME; default: host name).")
@@ -162,13 +216,20 @@ public final class Main implements Callable<Integer> {
 
     @Option(
         names = "--device-plugin-dir",
-        description = "Kubelet device-plugin directory (default ${DEFAULT-VALUE}).")
-    Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
+        description =
+            "Kubelet device-plugin directory (default /var/lib/kubelet/device-plugins; with"
+                + " --emulate-kubelet a new temporary directory).")
+    Path devicePluginDir;
 
     @Option(
         names = "--pod-resources-socket",
-        description = "Kubelet PodResources socket (default ${DEFAULT-VALUE}).")
-    Path podResourcesSocket = Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
+        description =
+            "Kubelet PodResources socket (default /var/lib/kubelet/pod-resources/kubelet.sock;"
+                + " with --emulate-kubelet pod-resources.sock in the device-plugin dir).")
+    Path podResourcesSocket;
+
+    /** The emulator's directory when the agent made it (removed when the agent stops). */
+    Optional<Path> temporaryDir = Optional.empty();
 
     @Option(
         names = "--plugins-dir",
@@ -180,25 +241,51 @@ public final class Main implements Callable<Integer> {
         description =
             "How long a vanished device stays, unhealthy, before its Instance goes, e.g. 60s, 2m"
                 + " (default ${DEFAULT-VALUE}).",
+        defaultValue = "60s",
         converter = DurationConverter.class)
-    Duration offlineGrace = Duration.ofSeconds(60);
+    Duration offlineGrace;
 
     @Option(
         names = "--reclaim-grace",
         description =
             "How long a slot this node holds must be unused by every container (kubelet"
                 + " PodResources) before it is freed, e.g. 20s (default ${DEFAULT-VALUE}).",
+        defaultValue = "20s",
         converter = DurationConverter.class)
-    Duration reclaimGrace = Duration.ofSeconds(20);
+    Duration reclaimGrace;
 
-    AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate) {
+    /**
+     * The agent's options. With {@code emulate} and no {@code --device-plugin-dir} the emulator
+     * gets a new temporary directory (said in one log line), never the kubelet's, and its
+     * PodResources socket goes inside the emulator's directory unless {@code
+     * --pod-resources-socket} says otherwise.
+     */
+    AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate)
+        throws IOException {
+      Path dir = devicePluginDir;
+      if (dir == null && emulate) {
+        dir = Files.createTempDirectory("jakri-kubelet-");
+        temporaryDir = Optional.of(dir);
+        LoggerFactory.getLogger(Main.class)
+            .info(
+                "kubelet emulator in the new temporary directory {} (--device-plugin-dir chooses"
+                    + " another; removed when the agent stops)",
+                dir);
+      } else if (dir == null) {
+        dir = DEFAULT_DEVICE_PLUGIN_DIR;
+      }
+      Path podResources = podResourcesSocket;
+      if (podResources == null) {
+        podResources =
+            emulate ? dir.resolve(KubeletEmulator.POD_RESOURCES_SOCKET) : DEFAULT_POD_RESOURCES;
+      }
       return new AgentOptions(
           nodeName(),
           standalone,
           config,
           emulate,
-          devicePluginDir,
-          podResourcesSocket,
+          dir,
+          podResources,
           pluginsDir == null ? defaultPluginsDir() : pluginsDir,
           offlineGrace,
           reclaimGrace);
@@ -233,10 +320,22 @@ public final class Main implements Callable<Integer> {
     return Path.of("plugins");
   }
 
-  /** Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}. */
+  /**
+   * Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}; a negative
+   * duration is refused.
+   */
   static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
+      Duration d = parse(value);
+      if (d.isNegative()) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is negative (use 0 or more, e.g. 60s, 2m, 500ms)");
+      }
+      return d;
+    }
+
+    private static Duration parse(String value) {
       String v = value.strip().toLowerCase(Locale.ROOT);
       try {
         if (v.startsWith("pt")) {
@@ -260,6 +359,25 @@ public final class Main implements Callable<Integer> {
         throw new CommandLine.TypeConversionException(
             "'" + value + "' is not a duration (use e.g. 60s, 2m, 500ms)");
       }
+    }
+  }
+
+  /** A TCP port: 0 (any free port) to 65535. */
+  static final class PortConverter implements CommandLine.ITypeConverter<Integer> {
+    @Override
+    public Integer convert(String value) {
+      int port;
+      try {
+        port = Integer.parseInt(value.strip());
+      } catch (NumberFormatException e) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a port (use 0 to 65535; 0 for any free port)");
+      }
+      if (port < 0 || port > 65535) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is not a port (use 0 to 65535; 0 for any free port)");
+      }
+      return port;
     }
   }
 
@@ -316,8 +434,9 @@ public final class Main implements Callable<Integer> {
     @Option(
         names = "--offline-grace",
         converter = DurationConverter.class,
+        defaultValue = "60s",
         description = "Offline grace period (default ${DEFAULT-VALUE}).")
-    Duration offlineGrace = Duration.ofSeconds(60);
+    Duration offlineGrace;
 
     @Option(
         names = "--log-format",
@@ -373,6 +492,9 @@ public final class Main implements Callable<Integer> {
       }
       try {
         return new Demo(options, once, new PrintWriter(System.out, true), samples).run();
+      } catch (EmulatorStartException e) {
+        System.err.println("jakri-agent demo: " + e.getMessage());
+        return 1;
       } finally {
         if (workDir == null) {
           // Ours alone (a fresh temp dir): leave nothing behind.

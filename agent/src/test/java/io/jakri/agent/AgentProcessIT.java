@@ -75,7 +75,8 @@ class AgentProcessIT {
         assertThat(kubelet.allocatable().values()).containsOnly(0L);
         try (Stream<Path> files = Files.list(dp)) {
           assertThat(files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".sock")))
-              .containsExactly("kubelet.sock");
+              .containsExactlyInAnyOrder(
+                  KubeletEmulator.KUBELET_SOCKET, KubeletEmulator.POD_RESOURCES_SOCKET);
         }
       } finally {
         agent.destroyForcibly();

@@ -48,6 +48,16 @@ class ExamplesTest {
           Set.of("deviceMapping"),
           "zeroconf",
           Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"),
+          "onvif",
+          Set.of(
+              "ipAddresses",
+              "macAddresses",
+              "scopes",
+              "uuids",
+              "discoveryTimeoutSeconds",
+              "probeType",
+              "interfaces",
+              "discoveryIntervalSeconds"),
           "udev",
           Set.of("udevRules", "groupRecursive", "permissions", "rescanIntervalSeconds"));
 

@@ -19,7 +19,9 @@ class ControllerDeploymentTest {
     assertThat(get(deployment, "spec", "replicas")).isEqualTo(1);
     assertThat(controller.get("image")).isEqualTo("jakri/controller:0.1.0");
     assertThat(RenderedChart.strings(controller.get("args")))
-        .containsExactly("--namespace=jakri", "--log-format=text");
+        .containsExactly("--namespace=jakri", "--log-format=text", "--metrics-port=9464");
+    assertThat(maps(controller.get("ports")))
+        .containsExactly(Map.of("name", "metrics", "containerPort", 9464, "protocol", "TCP"));
     assertThat(get(pod, "securityContext", "runAsNonRoot")).isEqualTo(true);
     assertThat(get(pod, "securityContext", "runAsUser")).isEqualTo(65532);
     assertThat(RenderedChart.map(controller.get("securityContext")))
@@ -28,5 +30,40 @@ class ControllerDeploymentTest {
     assertThat(get(controller, "securityContext", "capabilities", "drop"))
         .isEqualTo(List.of("ALL"));
     assertThat(pod.get("serviceAccountName")).isEqualTo("jakri-controller");
+  }
+
+  @Test
+  void controllerMetricsHaveAPodMonitorAndCanBeTurnedOff() {
+    RenderedChart chart = RenderedChart.render("pod-monitor.yaml");
+    Map<String, Object> monitor = chart.one("PodMonitor", "jakri-controller");
+    assertThat(get(monitor, "metadata", "labels", "release")).isEqualTo("prometheus");
+    assertThat(get(monitor, "spec", "selector", "matchLabels"))
+        .isEqualTo(
+            get(chart.one("Deployment", "jakri-controller"), "spec", "selector", "matchLabels"));
+    assertThat(get(monitor, "spec", "podMetricsEndpoints", 0, "port")).isEqualTo("metrics");
+
+    RenderedChart off =
+        RenderedChart.parse(
+            new com.marcnuri.helm.Helm(RenderedChart.CHART)
+                .template()
+                .withName(RenderedChart.RELEASE)
+                .withNamespace(RenderedChart.NAMESPACE)
+                .set("controller.metrics.enabled", "false")
+                .set("podMonitor.enabled", "true")
+                .call());
+    Map<String, Object> container =
+        maps(get(
+                off.one("Deployment", "jakri-controller"),
+                "spec",
+                "template",
+                "spec",
+                "containers"))
+            .get(0);
+    assertThat(RenderedChart.strings(container.get("args")))
+        .noneMatch(a -> a.startsWith("--metrics-port"));
+    assertThat(container).doesNotContainKey("ports");
+    assertThat(off.ofKind("PodMonitor"))
+        .extracting(m -> get(m, "metadata", "name"))
+        .containsExactly("jakri-agent");
   }
 }

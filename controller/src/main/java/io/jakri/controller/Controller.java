@@ -99,6 +99,11 @@ public final class Controller implements AutoCloseable {
     }
   }
 
+  /** Why the caches have not synced, if a list or watch failed. */
+  public java.util.Optional<String> lastFailure() {
+    return cache.lastFailure();
+  }
+
   /** Syncs the caches (waiting up to {@code timeout}), then starts the workers. */
   public void start(Duration timeout) throws Exception {
     cache.start(queue::add, timeout);
@@ -107,6 +112,11 @@ public final class Controller implements AutoCloseable {
         "controller started in namespace {} with {} worker(s)",
         options.namespace(),
         options.workers());
+  }
+
+  /** Every Pod the controller manages now, from its cache (empty before {@link #start}). */
+  public java.util.List<io.fabric8.kubernetes.api.model.Pod> managedPods() {
+    return cache.pods();
   }
 
   /** Keys waiting or in progress. */

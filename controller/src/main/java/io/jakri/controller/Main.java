@@ -2,7 +2,10 @@ package io.jakri.controller;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.jakri.controller.metrics.ControllerMetrics;
+import io.jakri.controller.metrics.MetricsServer;
 import io.jakri.logging.LogFormat;
+import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
@@ -26,8 +29,12 @@ import picocli.CommandLine.Option;
 @Command(
     name = "jakri-controller",
     mixinStandardHelpOptions = true,
+    version = "jakri-controller " + Main.VERSION,
     description = "Deploys broker Pods/Jobs and Services for jakri/Akri Instances.")
 public final class Main implements Callable<Integer> {
+
+  /** The controller's version, as {@code --version} prints it (the agent's is the same). */
+  public static final String VERSION = "0.1.0";
 
   @Option(
       names = "--namespace",
@@ -64,6 +71,13 @@ public final class Main implements Callable<Integer> {
   int workers;
 
   @Option(
+      names = "--metrics-port",
+      defaultValue = "${env:JAKRI_METRICS_PORT:-0}",
+      description =
+          "Serve /metrics (Prometheus), /healthz and /readyz on this port (0, the default: off).")
+  int metricsPort;
+
+  @Option(
       names = "--log-format",
       converter = LogFormat.Converter.class,
       defaultValue = "${env:JAKRI_LOG_FORMAT:-text}",
@@ -76,6 +90,10 @@ public final class Main implements Callable<Integer> {
     System.exit(
         new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
   }
+
+  /** How long the first list of every cache may take before the controller gives up. */
+  static final Duration SYNC_TIMEOUT =
+      Duration.ofSeconds(Long.getLong("jakri.controller.syncTimeoutSeconds", 120));
 
   @Override
   public Integer call() throws Exception {
@@ -123,9 +141,38 @@ public final class Main implements Callable<Integer> {
                 pool,
                 scheduler,
                 RandomGenerator.getDefault())) {
-      controller.start(Duration.ofMinutes(2));
+      log.info(
+          "API server {} (namespace {}); listing Configurations, Instances, Nodes and brokers",
+          client.getMasterUrl(),
+          namespace);
+      try {
+        controller.start(SYNC_TIMEOUT);
+      } catch (java.util.concurrent.TimeoutException e) {
+        log.error(
+            "the caches did not sync within {}s: {}; exiting (the Deployment restarts the"
+                + " controller)",
+            SYNC_TIMEOUT.toSeconds(),
+            controller
+                .lastFailure()
+                .orElse("the API server " + client.getMasterUrl() + " did not answer"));
+        return 1;
+      }
       started.set(true);
+      MetricsServer metrics = null;
+      if (metricsPort > 0) {
+        metrics =
+            new MetricsServer(
+                new InetSocketAddress(metricsPort),
+                new ControllerMetrics(controller::managedPods),
+                controller::synced,
+                Executors.newSingleThreadExecutor());
+        metrics.start();
+        log.info("metrics on port {}", metrics.port());
+      }
       stop.await();
+      if (metrics != null) {
+        metrics.close();
+      }
       log.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());
     } finally {
       pool.shutdownNow();

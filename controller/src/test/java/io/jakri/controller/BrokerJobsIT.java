@@ -80,6 +80,11 @@ class BrokerJobsIT {
     assertThat(job.getMetadata().getName()).isEqualTo("scan-aaaaaa-" + generation + "-job");
     assertThat(job.getMetadata().getOwnerReferences().get(0).getUid())
         .isEqualTo(i.getMetadata().getUid());
+    assertThat(job.getMetadata().getLabels())
+        .containsEntry("app", "scan-aaaaaa-" + generation + "-job")
+        .containsEntry("controller", "akri.sh")
+        .containsEntry(BrokerLabels.INSTANCE, "scan-aaaaaa")
+        .containsEntry(BrokerLabels.CONFIGURATION, "scan");
     assertThat(job.getSpec().getTemplate().getMetadata().getLabels())
         .containsEntry(BrokerLabels.INSTANCE, "scan-aaaaaa")
         .containsEntry(BrokerLabels.CONFIGURATION, "scan");

@@ -41,9 +41,12 @@ class BrokerPodsIT {
     return cluster.client.pods().inNamespace(NS).list().getItems();
   }
 
+  /** The broker Pod of {@code instance} on {@code node}, found by Akri's labels. */
   Optional<Pod> pod(String instance, String node) {
-    return Optional.ofNullable(
-        cluster.client.pods().inNamespace(NS).withName(BrokerNames.podName(instance, node)).get());
+    return pods().stream()
+        .filter(p -> instance.equals(p.getMetadata().getLabels().get(BrokerLabels.INSTANCE)))
+        .filter(p -> node.equals(p.getMetadata().getLabels().get(BrokerLabels.TARGET_NODE)))
+        .findFirst();
   }
 
   @Test
@@ -54,12 +57,24 @@ class BrokerPodsIT {
     cluster.start();
 
     await().atMost(WAIT).until(() -> pods().size() == 3);
+    // Akri's names: <node>-<instance>-pod when shared, <instance>-pod when not.
+    assertThat(pods())
+        .extracting(x -> x.getMetadata().getName())
+        .containsExactlyInAnyOrder("n1-cam-bbbbbb-pod", "n2-cam-bbbbbb-pod", "cam-aaaaaa-pod");
     Pod p = pod("cam-bbbbbb", "n2").orElseThrow();
+    assertThat(p.getMetadata().getName()).isEqualTo("n2-cam-bbbbbb-pod");
+    // Akri's labels (app, controller, akri.sh/*) and jakri's managed-by.
     assertThat(p.getMetadata().getLabels())
-        .containsEntry(BrokerLabels.CONFIGURATION, "cam")
-        .containsEntry(BrokerLabels.INSTANCE, "cam-bbbbbb")
-        .containsEntry(BrokerLabels.TARGET_NODE, "n2")
-        .containsEntry(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER);
+        .containsOnly(
+            Map.entry("app", "n2-cam-bbbbbb-pod"),
+            Map.entry("controller", "akri.sh"),
+            Map.entry(BrokerLabels.CONFIGURATION, "cam"),
+            Map.entry(BrokerLabels.INSTANCE, "cam-bbbbbb"),
+            Map.entry(BrokerLabels.TARGET_NODE, "n2"),
+            Map.entry(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER));
+    assertThat(pod("cam-aaaaaa", "n1").orElseThrow().getMetadata().getLabels())
+        .containsEntry("app", "cam-aaaaaa-pod")
+        .containsEntry("controller", "akri.sh");
     assertThat(p.getMetadata().getOwnerReferences())
         .singleElement()
         .satisfies(
@@ -102,7 +117,7 @@ class BrokerPodsIT {
         .client
         .pods()
         .inNamespace(NS)
-        .withName(BrokerNames.podName("cam-aaaaaa", "n1"))
+        .withName(BrokerNames.podName("cam-aaaaaa", "n1", false))
         .delete();
 
     await()
@@ -224,6 +239,55 @@ class BrokerPodsIT {
     await().atMost(WAIT).until(() -> pods().isEmpty() && services().isEmpty());
   }
 
+  @Test
+  void anInitContainerRequestingTheDeviceGetsTheInstanceResourceAsTheMainContainerDoes()
+      throws Exception {
+    // Akri issue #843: the init container's {{PLACEHOLDER}} must be rewritten too, or the Pod
+    // asks for a resource no node has and stays Pending.
+    cluster.configuration(
+        """
+        apiVersion: akri.sh/v0
+        kind: Configuration
+        metadata:
+          name: cam
+        spec:
+          discoveryHandler:
+            name: simulated
+          brokerSpec:
+            brokerPodSpec:
+              initContainers:
+                - name: prepare
+                  image: busybox:1
+                  resources:
+                    requests:
+                      "{{PLACEHOLDER}}": "1"
+                      cpu: 10m
+                    limits:
+                      "{{PLACEHOLDER}}": "1"
+              containers:
+                - name: broker
+                  image: nginx:1
+                  resources:
+                    limits:
+                      "{{PLACEHOLDER}}": "1"
+        """);
+    Configuration c =
+        cluster.client.resources(Configuration.class).inNamespace(NS).withName("cam").get();
+    cluster.instance(c, "cam-aaaaaa", false, "n1");
+    cluster.start();
+
+    await().atMost(WAIT).until(() -> pod("cam-aaaaaa", "n1").isPresent());
+    Pod p = pod("cam-aaaaaa", "n1").orElseThrow();
+    var init = p.getSpec().getInitContainers().get(0).getResources();
+    assertThat(init.getRequests())
+        .containsOnly(
+            Map.entry("akri.sh/cam-aaaaaa", new Quantity("1")),
+            Map.entry("cpu", new Quantity("10m")));
+    assertThat(init.getLimits()).containsOnly(Map.entry("akri.sh/cam-aaaaaa", new Quantity("1")));
+    assertThat(p.getSpec().getContainers().get(0).getResources().getLimits())
+        .containsOnly(Map.entry("akri.sh/cam-aaaaaa", new Quantity("1")));
+  }
+
   List<String> services() {
     return cluster.client.services().inNamespace(NS).list().getItems().stream()
         .map(s -> s.getMetadata().getName())
@@ -238,6 +302,12 @@ class BrokerPodsIT {
     await().atMost(WAIT).until(() -> services().size() == 2);
     var instanceSvc = cluster.client.services().inNamespace(NS).withName("cam-aaaaaa-svc").get();
     var configurationSvc = cluster.client.services().inNamespace(NS).withName("cam-svc").get();
+    assertThat(instanceSvc.getMetadata().getLabels())
+        .containsEntry("app", "cam-aaaaaa-svc")
+        .containsEntry("controller", "akri.sh");
+    assertThat(configurationSvc.getMetadata().getLabels())
+        .containsEntry("app", "cam-svc")
+        .containsEntry("controller", "akri.sh");
     assertThat(instanceSvc.getSpec().getSelector())
         .isEqualTo(Map.of(BrokerLabels.INSTANCE, "cam-aaaaaa"));
     assertThat(configurationSvc.getSpec().getSelector())

@@ -138,7 +138,7 @@ class BrokerSpecRejectedIT {
                             .client
                             .pods()
                             .inNamespace(NS)
-                            .withName(BrokerNames.podName("good-aaaaaa", "n1"))
+                            .withName(BrokerNames.podName("good-aaaaaa", "n1", false))
                             .get()
                         != null
                     && cluster.client.services().inNamespace(NS).withName("good-svc").get()
@@ -162,7 +162,7 @@ class BrokerSpecRejectedIT {
                         .client
                         .pods()
                         .inNamespace(NS)
-                        .withName(BrokerNames.podName("bad-aaaaaa", "n1"))
+                        .withName(BrokerNames.podName("bad-aaaaaa", "n1", false))
                         .get()
                     != null);
     await()

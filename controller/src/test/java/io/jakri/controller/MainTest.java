@@ -49,4 +49,14 @@ class MainTest {
         .isInstanceOf(CommandLine.ParameterException.class)
         .hasMessageContaining("use text or json");
   }
+
+  @Test
+  void versionPrintsTheVersion() {
+    java.io.StringWriter out = new java.io.StringWriter();
+    CommandLine cmd = new CommandLine(new Main());
+    cmd.setOut(new java.io.PrintWriter(out, true));
+
+    assertThat(cmd.execute("--version")).isZero();
+    assertThat(out.toString().strip()).isEqualTo("jakri-controller 0.1.0");
+  }
 }

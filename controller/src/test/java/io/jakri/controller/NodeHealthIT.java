@@ -76,7 +76,7 @@ class NodeHealthIT {
                 cluster.client.pods().inNamespace(NS).list().getItems().stream()
                         .map(p -> p.getMetadata().getName())
                         .toList()
-                        .equals(java.util.List.of(BrokerNames.podName("cam-aaaaaa", "n1")))
+                        .equals(java.util.List.of(BrokerNames.podName("cam-aaaaaa", "n1", true)))
                     && cluster.client.services().inNamespace(NS).withName("cam-bbbbbb-svc").get()
                         == null);
   }
@@ -109,14 +109,14 @@ class NodeHealthIT {
                             .client
                             .pods()
                             .inNamespace(NS)
-                            .withName(BrokerNames.podName("cam-aaaaaa", "flaky"))
+                            .withName(BrokerNames.podName("cam-aaaaaa", "flaky", true))
                             .get()
                         != null
                     && cluster
                             .client
                             .pods()
                             .inNamespace(NS)
-                            .withName(BrokerNames.podName("cam-aaaaaa", "stale"))
+                            .withName(BrokerNames.podName("cam-aaaaaa", "stale", true))
                             .get()
                         == null);
   }

@@ -60,4 +60,20 @@ public class Configuration extends CustomResource<ConfigurationSpec, Configurati
 
   /** The API version of both resources. */
   public static final String VERSION = "v0";
+
+  /**
+   * Configurations as untyped resources, fully described: a client given this needs no API
+   * discovery call first (which would fail at once, with a stack trace, while the API server is
+   * unreachable, instead of being retried like a watch).
+   */
+  public static io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext
+      resourceDefinition() {
+    return new io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext.Builder()
+        .withGroup(GROUP)
+        .withVersion(VERSION)
+        .withKind("Configuration")
+        .withPlural("configurations")
+        .withNamespaced(true)
+        .build();
+  }
 }

@@ -15,8 +15,11 @@ import java.util.Map;
  * <p>{@code deviceUsage} maps each slot id {@code <instance>-<n>} to {@code ""} (free), {@code
  * "<node>"} or {@code "C:<vdev>:<node>"}.
  *
- * <p>The CRD requires {@code configurationName} (1..56 characters), checks {@code capacity >= 1}
- * and bounds node names to 253 and {@code deviceUsage} values to 512 characters.
+ * <p>The CRD requires {@code configurationName} (1..56 characters), {@code cdiName} ({@code
+ * akri.sh/<configuration>=<id>}, as Akri's agent writes it) and {@code capacity} (at least 1), as
+ * Akri's Instance CRD requires the three; it bounds node names to 253 and {@code deviceUsage}
+ * values to 512 characters. Like Akri's, {@code nodes} is a server-side-apply set and {@code
+ * deviceUsage} a granular map.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class InstanceSpec {
@@ -25,8 +28,9 @@ public class InstanceSpec {
   @Size(min = 1, max = Configuration.MAX_NAME_LENGTH)
   private String configurationName;
 
-  private String cdiName;
+  @Required private String cdiName;
 
+  @Required
   @Min(1)
   private Integer capacity = 1;
 
@@ -34,8 +38,10 @@ public class InstanceSpec {
 
   private Boolean shared = false;
 
+  @ListType("set")
   private List<@Size(min = 1, max = 253) String> nodes = new ArrayList<>();
 
+  @MapType("granular")
   private Map<String, @Size(max = 512) String> deviceUsage = new LinkedHashMap<>();
 
   public String getConfigurationName() {

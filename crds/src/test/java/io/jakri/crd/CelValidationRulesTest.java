@@ -200,6 +200,18 @@ class CelValidationRulesTest {
   }
 
   @Test
+  void anInstanceNeedsCdiNameAndCapacityAsAkrisCrdRequires() {
+    ObjectNode instance = yaml("debug-echo-instance.yaml");
+    spec(instance).remove("cdiName");
+    spec(instance).remove("capacity");
+
+    assertThat(instances.validate(instance))
+        .containsExactlyInAnyOrder(
+            new Violation("spec.cdiName", "Required value"),
+            new Violation("spec.capacity", "Required value"));
+  }
+
+  @Test
   void overlongNodeNamesAndSlotUsagesAreRejected() {
     ObjectNode instance = yaml("debug-echo-instance.yaml");
     ((ArrayNode) spec(instance).get("nodes")).set(1, "n".repeat(254));

@@ -1,5 +1,6 @@
 package io.jakri.crd;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -10,6 +11,11 @@ import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.kubernetes.client.CustomResource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.AnnotatedType;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,10 +33,19 @@ import java.util.Set;
  * system properties set by surefire in {@code crds/pom.xml} (falling back to paths relative to the
  * module directory, the working directory of a test run).
  *
- * <p>The one post-processing step: the generator sorts printer columns by JSON path, but {@code
- * kubectl get instances} must print {@code NAME CONFIG SHARED NODES AGE}. So every printer column
- * is declared with {@link AdditionalPrinterColumn} on the resource class, in display order, and
- * {@link #expectedYaml} puts the generated columns in that order. Nothing else is changed.
+ * <p>Two post-processing steps, both driven by annotations on the model:
+ *
+ * <ul>
+ *   <li>the generator sorts printer columns by JSON path, but {@code kubectl get instances} must
+ *       print {@code NAME CONFIG SHARED NODES AGE}. So every printer column is declared with {@link
+ *       AdditionalPrinterColumn} on the resource class, in display order, and {@link #expectedYaml}
+ *       puts the generated columns in that order;
+ *   <li>the generator (7.5) has no annotation for the server-side-apply markers, so a field
+ *       annotated {@link ListType} or {@link MapType} gets {@code x-kubernetes-list-type} or {@code
+ *       x-kubernetes-map-type} with the annotation's value added to its generated schema.
+ * </ul>
+ *
+ * Nothing else is changed.
  */
 final class CrdFiles {
 
@@ -93,6 +108,7 @@ final class CrdFiles {
     Class<? extends CustomResource<?, ?>> type = MODEL.get(crdName);
     ObjectNode crd = read(generatedDir().resolve(crdName + "-v1.yml"));
     orderPrinterColumns(crd, type);
+    addApplyMarkers(crd, type);
     try {
       return "# Generated from "
           + type.getName()
@@ -193,6 +209,63 @@ final class CrdFiles {
       ArrayNode array = (ArrayNode) columns;
       array.removeAll();
       array.addAll(sorted);
+    }
+  }
+
+  /**
+   * Adds {@code x-kubernetes-list-type} / {@code x-kubernetes-map-type} to the schema of every
+   * model field annotated with {@link ListType} / {@link MapType}, walking the spec and status
+   * classes and the model classes they contain (directly, as list items or as map values).
+   */
+  static void addApplyMarkers(ObjectNode crd, Class<?> type) {
+    Type[] specAndStatus =
+        ((ParameterizedType) type.getGenericSuperclass()).getActualTypeArguments();
+    for (JsonNode version : crd.path("spec").path("versions")) {
+      JsonNode root = version.path("schema").path("openAPIV3Schema").path("properties");
+      markFields((Class<?>) specAndStatus[0], root.path("spec"));
+      markFields((Class<?>) specAndStatus[1], root.path("status"));
+    }
+  }
+
+  private static void markFields(Class<?> model, JsonNode schema) {
+    if (!model.getPackageName().equals(Crds.class.getPackageName()) || !schema.isObject()) {
+      return;
+    }
+    for (Field field : model.getDeclaredFields()) {
+      if (Modifier.isStatic(field.getModifiers())) {
+        continue;
+      }
+      JsonProperty renamed = field.getAnnotation(JsonProperty.class);
+      String name =
+          renamed != null && !renamed.value().isEmpty() ? renamed.value() : field.getName();
+      JsonNode property = schema.path("properties").path(name);
+      if (!property.isObject()) {
+        continue;
+      }
+      ListType listType = field.getAnnotation(ListType.class);
+      if (listType != null) {
+        ((ObjectNode) property).put("x-kubernetes-list-type", listType.value());
+      }
+      MapType mapType = field.getAnnotation(MapType.class);
+      if (mapType != null) {
+        ((ObjectNode) property).put("x-kubernetes-map-type", mapType.value());
+      }
+      markNested(field.getGenericType(), property);
+    }
+  }
+
+  private static void markNested(Type type, JsonNode schema) {
+    if (type instanceof Class<?> c) {
+      markFields(c, schema);
+    } else if (type instanceof ParameterizedType p && p.getRawType() instanceof Class<?> raw) {
+      Type[] args = p.getActualTypeArguments();
+      if (List.class.isAssignableFrom(raw)) {
+        markNested(args[0], schema.path("items"));
+      } else if (Map.class.isAssignableFrom(raw)) {
+        markNested(args[1], schema.path("additionalProperties"));
+      }
+    } else if (type instanceof AnnotatedType a) {
+      markNested(a.getType(), schema);
     }
   }
 

@@ -140,7 +140,7 @@ class CrdSchemaTest {
     assertThat(valueFrom.getProperties().get("configMapKeyRef").getRequired())
         .containsExactlyInAnyOrder("name", "key");
     assertThat(root(instance).getProperties().get("spec").getRequired())
-        .containsExactly("configurationName");
+        .containsExactlyInAnyOrder("configurationName", "cdiName", "capacity");
   }
 
   @Test

@@ -74,7 +74,8 @@ class ImageTarsIT {
             "opt/jakri/jakri-agent.jar",
             "opt/jakri/plugins/jakri-handler-simulated.jar",
             "opt/jakri/plugins/jakri-handler-static.jar",
-            "opt/jakri/plugins/jakri-handler-zeroconf.jar");
+            "opt/jakri/plugins/jakri-handler-zeroconf.jar",
+            "opt/jakri/plugins/jakri-handler-onvif.jar");
     assertRunnableJre(agent);
   }
 

@@ -341,8 +341,7 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     target.setMetadata(new ObjectMetaBuilder().withName(k.name()).withNamespace(namespace).build());
     calls.count(ApiCalls.Verb.PATCH);
     client
-        .genericKubernetesResources(
-            Configuration.GROUP + "/" + Configuration.VERSION, "Configuration")
+        .genericKubernetesResources(Configuration.resourceDefinition())
         .inNamespace(namespace)
         .resource(target)
         .subresource("status")

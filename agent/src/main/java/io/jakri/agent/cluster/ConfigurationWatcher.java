@@ -73,14 +73,15 @@ public final class ConfigurationWatcher implements AutoCloseable {
   public void start() {
     SharedIndexInformer<GenericKubernetesResource> inf =
         client
-            .genericKubernetesResources(
-                Configuration.GROUP + "/" + Configuration.VERSION, "Configuration")
+            .genericKubernetesResources(Configuration.resourceDefinition())
             .inNamespace(namespace)
             .runnableInformer(0);
     inf.exceptionHandler(
         (started, t) -> {
           LOG.warn(
-              "configurations watch in namespace {} failed, retrying: {}", namespace, t.toString());
+              "configurations watch in namespace {} failed, retrying: {}",
+              namespace,
+              WatchFailure.describe(String.valueOf(client.getMasterUrl()), t));
           return true;
         });
     inf.addEventHandler(

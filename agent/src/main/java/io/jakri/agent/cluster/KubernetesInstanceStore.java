@@ -84,7 +84,10 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     SharedIndexInformer<io.jakri.crd.Instance> inf = resources().runnableInformer(0);
     inf.exceptionHandler(
         (started, t) -> {
-          LOG.warn("instances watch in namespace {} failed, retrying: {}", namespace, t.toString());
+          LOG.warn(
+              "instances watch in namespace {} failed, retrying: {}",
+              namespace,
+              WatchFailure.describe(String.valueOf(client.getMasterUrl()), t));
           return true;
         });
     inf.addEventHandler(

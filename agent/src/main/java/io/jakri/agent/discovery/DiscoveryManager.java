@@ -98,6 +98,15 @@ public final class DiscoveryManager implements AutoCloseable {
 
     /** A handler failed (its discovery is restarted with backoff, or waits for a fixed one). */
     default void handlerFailed(String handler, HandlerFailure failure) {}
+
+    /** A handler started a Configuration's discovery (first start or a restart). */
+    default void discoveryStarted(String handler, String configuration) {}
+
+    /**
+     * A Configuration's first snapshot was processed, {@code nanos} after the agent first saw the
+     * Configuration (once per Configuration while it stays).
+     */
+    default void firstResults(String configuration, long nanos) {}
   }
 
   /** What happened to a device. */
@@ -270,6 +279,7 @@ public final class DiscoveryManager implements AutoCloseable {
       Run run = runs.get(spec.name());
       if (run == null) {
         run = new Run(spec);
+        run.addedNanos = nanoTime.getAsLong();
         runs.put(spec.name(), run);
         LOG.info("configuration {}: added (handler {})", spec.name(), spec.handlerName());
         start(run);
@@ -373,6 +383,9 @@ public final class DiscoveryManager implements AutoCloseable {
       run.handler = handler.get();
       run.restartAttempts = 0;
       status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
+      for (Listener l : listeners) {
+        l.discoveryStarted(spec.handlerName(), spec.name());
+      }
     } catch (java.util.concurrent.ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof InvalidDetailsException) {
@@ -458,6 +471,13 @@ public final class DiscoveryManager implements AutoCloseable {
     run.lastSnapshot = snapshot;
     for (Listener l : listeners) {
       l.snapshot(run.spec.handlerName());
+    }
+    if (!run.resultsReported) {
+      run.resultsReported = true;
+      long took = nanoTime.getAsLong() - run.addedNanos;
+      for (Listener l : listeners) {
+        l.firstResults(run.spec.name(), took);
+      }
     }
     Map<String, DiscoveredDevice> seen = new LinkedHashMap<>();
     int rejected = 0;
@@ -663,6 +683,8 @@ public final class DiscoveryManager implements AutoCloseable {
     final AtomicReference<Pending> pending = new AtomicReference<>();
     List<DiscoveredDevice> lastSnapshot = List.of();
     int publishFailures;
+    long addedNanos;
+    boolean resultsReported;
     ScheduledFuture<?> republish;
 
     /**

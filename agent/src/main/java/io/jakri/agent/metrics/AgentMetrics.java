@@ -11,6 +11,7 @@ import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
@@ -28,10 +29,13 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -82,6 +86,13 @@ public final class AgentMetrics
     Duration.ofSeconds(60)
   };
 
+  /**
+   * Akri's {@code akri_discovery_response_time} buckets (seconds), as Akri's agent defines them.
+   */
+  static final double[] AKRI_RESPONSE_TIME_BUCKETS = {
+    0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 60.0
+  };
+
   /** At most this many resources wait for their change to be advertised (memory bound). */
   static final int MAX_WAITING_CHANGES = 100_000;
 
@@ -100,6 +111,8 @@ public final class AgentMetrics
   private final AdvertiseLatency advertiseLatency;
   private final Counter writeConflicts;
   private final Counter heldElsewhere;
+  private final MultiGauge akriInstanceCount;
+  private final Map<Tags, AtomicLong> akriResponseResults = new ConcurrentHashMap<>();
 
   /**
    * @param served how many resources are served now
@@ -191,6 +204,41 @@ public final class AgentMetrics
             MAX_WAITING_CHANGES);
     writeConflicts = slotConflicts("write_conflict");
     heldElsewhere = slotConflicts("held_elsewhere");
+    // Akri's metric names, labels and meanings, so that Akri dashboards keep working.
+    akriInstanceCount =
+        MultiGauge.builder("akri.instance.count")
+            .description("Akri Instance Count: Instances visible to this node by Configuration")
+            .register(registry);
+  }
+
+  private DistributionSummary akriResponseTime(String configuration) {
+    return DistributionSummary.builder("akri.discovery.response.time")
+        .tag("configuration", configuration)
+        .description(
+            "Akri Discovery Response Time: seconds from the agent seeing a Configuration to its"
+                + " first discovery results")
+        .serviceLevelObjectives(AKRI_RESPONSE_TIME_BUCKETS)
+        .register(registry);
+  }
+
+  private void akriResponseResult(String handler, String result) {
+    Tags tags = Tags.of("discovery_handler_name", handler, "result", result);
+    akriResponseResults
+        .computeIfAbsent(
+            tags,
+            t -> {
+              AtomicLong value = new AtomicLong();
+              // A gauge holding a count: Prometheus' Java client would name a counter
+              // akri_discovery_response_result_total, and Akri's name has no _total.
+              Gauge.builder("akri.discovery.response.result", value, AtomicLong::get)
+                  .tags(t)
+                  .description(
+                      "Akri Discovery Response Result: discovery starts by handler, Success or"
+                          + " Fail (only increases)")
+                  .register(registry);
+              return value;
+            })
+        .incrementAndGet();
   }
 
   private Counter slotConflicts(String kind) {
@@ -227,15 +275,24 @@ public final class AgentMetrics
   /** The Prometheus text exposition, with the per-Configuration gauges refreshed first. */
   public synchronized String scrape() {
     Map<String, Integer> perConfiguration = new TreeMap<>();
+    Map<Tags, Integer> akriCounts = new LinkedHashMap<>();
     try {
       for (Instance i : store.list()) {
         if (i.nodes().contains(node)) {
           perConfiguration.merge(i.configurationName(), 1, Integer::sum);
+          akriCounts.merge(
+              Tags.of(
+                  "configuration", i.configurationName(), "is_shared", String.valueOf(i.shared())),
+              1,
+              Integer::sum);
         }
       }
     } catch (StoreException e) {
       // keep the last values
     }
+    List<MultiGauge.Row<?>> akriRows = new ArrayList<>();
+    akriCounts.forEach((t, n) -> akriRows.add(MultiGauge.Row.of(t, n)));
+    akriInstanceCount.register(akriRows, true);
     List<MultiGauge.Row<?>> rows = new ArrayList<>();
     perConfiguration.forEach(
         (c, n) -> rows.add(MultiGauge.Row.of(Tags.of("configuration", c, "node", node), n)));
@@ -319,11 +376,27 @@ public final class AgentMetrics
 
   @Override
   public void handlerFailed(String handler, DiscoveryManager.HandlerFailure failure) {
+    switch (failure) {
+      case START_FAILED, START_TIMEOUT, INVALID_DETAILS -> akriResponseResult(handler, "Fail");
+      case REPORTED_FAILURE -> {
+        // A running discovery failed; its restart counts as Success or Fail, as in Akri.
+      }
+    }
     Counter.builder("jakri.discovery.errors")
         .tags("handler", handler, "error", failure.name())
         .description("Discovery handler failures (each is retried with backoff)")
         .register(registry)
         .increment();
+  }
+
+  @Override
+  public void discoveryStarted(String handler, String configuration) {
+    akriResponseResult(handler, "Success");
+  }
+
+  @Override
+  public void firstResults(String configuration, long nanos) {
+    akriResponseTime(configuration).record(nanos / 1e9);
   }
 
   // ---- slot claims ----

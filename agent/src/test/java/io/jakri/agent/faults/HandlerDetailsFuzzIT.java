@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Fuzzes every packaged handler's discoveryDetails checking (the real plugin jars, loaded the way
  * the agent loads them): validate never throws and names what is wrong; details it accepts start a
- * discovery without an InvalidDetailsException (handlers whose start touches the network, zeroconf,
- * are only validated).
+ * discovery without an InvalidDetailsException (handlers whose start touches the network, zeroconf
+ * and onvif, are only validated).
  */
 class HandlerDetailsFuzzIT {
 
@@ -54,10 +54,11 @@ class HandlerDetailsFuzzIT {
 
   @Test
   void everyHandlerRejectsGeneratedDetailsClearlyOrAcceptsThemConsistently() {
-    assertThat(registry.names()).contains("simulated", "debugEcho", "static", "zeroconf", "udev");
+    assertThat(registry.names())
+        .contains("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif");
     List<String> failures = new ArrayList<>();
     int total = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev")) {
+    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif")) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       YamlFuzz fuzz = new YamlFuzz(ConfigurationFuzzTest.SEED + name.hashCode());
       int valid = 0;
@@ -110,7 +111,7 @@ class HandlerDetailsFuzzIT {
   void everyHandlerRefusesYamlAttacksInItsDetailsQuickly() {
     List<String> failures = new ArrayList<>();
     int cases = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev")) {
+    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif")) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       for (Map.Entry<String, String> attack : YamlAttacks.all().entrySet()) {
         cases++;

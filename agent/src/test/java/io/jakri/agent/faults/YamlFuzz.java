@@ -203,6 +203,13 @@ final class YamlFuzz {
               port: %s
               txtRecords: {%s: x}
               """;
+          case "onvif" ->
+              """
+              ipAddresses: {action: %s, items: [%s]}
+              macAddresses: {action: Exclude, items: [%s]}
+              scopes: {items: [%s]}
+              discoveryTimeoutSeconds: %s
+              """;
           default ->
               """
               count: %s
@@ -216,6 +223,10 @@ final class YamlFuzz {
         switch (handler) {
           case "static" -> new String[] {"node-b", "example.com/widget", "0001", "1", "B"};
           case "zeroconf" -> new String[] {"_http._tcp", "printer", "local", "631", "path"};
+          case "onvif" ->
+              new String[] {
+                "Include", "10.0.0.1", "00:12:41:5c:a1:a5", "onvif://www.onvif.org/name/Cam", "1"
+              };
           case "udev" ->
               new String[] {"KERNEL==\"null\"", "block", "vendor", "0x1af4", "true", "rw"};
           default -> new String[] {"3", "dev", "example.com/sim", "x", "SIM"};

@@ -95,6 +95,66 @@ class MetricsIT {
   }
 
   @Test
+  void akrisMetricNamesAreServedBesideJakris() throws Exception {
+    // Akri's agent metrics, with Akri's names and labels (agent/src/util/metrics.rs of Akri).
+    Path plugins = Files.createDirectories(tmp.resolve("plugins"));
+    Files.copy(
+        PLUGINS.resolve("jakri-handler-simulated.jar"),
+        plugins.resolve("jakri-handler-simulated.jar"));
+    PluginJars.build(
+        plugins.resolve("misbehaving.jar"),
+        "misbehaving",
+        ">=0.1.0",
+        List.of(MisbehavingHandlers.Throwing.class),
+        true);
+    Files.createDirectories(tmp.resolve("config"));
+    Files.writeString(
+        tmp.resolve("config").resolve("thrower.yaml"),
+        TestAgent.configuration("thrower", "thrower", 1, ""));
+    try (Agent agent = start(true, plugins)) {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                String body = get(agent, "/metrics").body();
+                // Instances visible to this node, by Configuration and shared-ness.
+                assertThat(body)
+                    .contains("# TYPE akri_instance_count gauge")
+                    .contains("akri_instance_count{configuration=\"sim\",is_shared=\"false\"} 3.0");
+                // Discovery starts by handler: the simulated handler started, the thrower failed.
+                assertThat(body).contains("# TYPE akri_discovery_response_result gauge");
+                assertThat(
+                        counter(
+                            body,
+                            "akri_discovery_response_result",
+                            "discovery_handler_name=\"simulated\"",
+                            "result=\"Success\""))
+                    .isEqualTo(1);
+                assertThat(
+                        counter(
+                            body,
+                            "akri_discovery_response_result",
+                            "discovery_handler_name=\"thrower\"",
+                            "result=\"Fail\""))
+                    .isGreaterThanOrEqualTo(1);
+                // Time to the first discovery results, a histogram in seconds with Akri's
+                // buckets.
+                assertThat(
+                        counter(
+                            body, "akri_discovery_response_time_count", "configuration=\"sim\""))
+                    .isEqualTo(1);
+                assertThat(body)
+                    .contains("# TYPE akri_discovery_response_time histogram")
+                    .contains(
+                        "akri_discovery_response_time_bucket{configuration=\"sim\",le=\"0.25\"}")
+                    .contains(
+                        "akri_discovery_response_time_bucket{configuration=\"sim\",le=\"60.0\"} 1")
+                    .contains("jakri_instances{configuration=\"sim\",node=\"n1\"} 3.0");
+              });
+    }
+  }
+
+  @Test
   void standaloneInstancesAreListedAsKubectlWouldWithSlotsAndProperties() throws Exception {
     try (Agent agent = start(true)) {
       await().atMost(Duration.ofSeconds(20)).until(() -> agent.instances().list().size() == 3);

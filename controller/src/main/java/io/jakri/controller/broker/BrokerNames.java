@@ -9,37 +9,47 @@ import java.util.regex.Pattern;
 /**
  * Deterministic names of the objects the controller creates, and label values derived from names.
  *
- * <p>Scheme: a broker Pod is {@code <instance>-<n>-pod} where {@code n} is the first 6 hex digits
- * of SHA-256 over the node name's UTF-8 bytes (node names may be 253 characters long and contain
- * dots, so they never go into the name verbatim); a broker Job is {@code
- * <instance>-<generation>-job} (a new Configuration generation gives a new Job); Services are
- * {@code <instance>-svc} and {@code <configuration>-svc} as in Akri.
+ * <p>Scheme, Akri's: a broker Pod is {@code <node>-<instance>-pod} for a shared Instance and {@code
+ * <instance>-pod} for an unshared one (its name already has node-specific content); a broker Job is
+ * {@code <instance>-<generation>-job} (a new Configuration generation gives a new Job); Services
+ * are {@code <instance>-svc} and {@code <configuration>-svc}. Dots in an Instance name become
+ * {@code -} as in Akri.
  *
- * <p>Every name is a valid DNS-1123 label of at most 63 characters (Service names also start with a
- * letter, as DNS-1035 requires). When the plain form is too long or has characters a label does not
- * allow, the base is cut and followed by {@code -<10 hex digits of SHA-256 over the whole plain
- * form>} before the suffix, so two different plain forms still give different names (up to a 40-bit
- * hash collision). Pure functions; thread-safe.
+ * <p>A Pod name is a DNS-1123 subdomain of at most 253 characters (what the API server requires of
+ * Pod names; the node name may have dots); Job and Service names are DNS-1123 labels of at most 63
+ * characters (Service names also start with a letter, as DNS-1035 requires). When the plain form is
+ * too long or has characters that are not allowed (Akri would fail to create it), the base is cut
+ * to a label and followed by {@code -<10 hex digits of SHA-256 over the whole plain form>} before
+ * the suffix, so two different plain forms still give different names (up to a 40-bit hash
+ * collision). Pure functions; thread-safe.
  */
 public final class BrokerNames {
 
   /** Longest DNS-1123 label. */
   public static final int MAX_LENGTH = 63;
 
+  /** Longest DNS-1123 subdomain (and Pod name). */
+  public static final int MAX_SUBDOMAIN_LENGTH = 253;
+
   private static final Pattern LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  private static final Pattern SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final Pattern LABEL_VALUE =
       Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?");
 
   private BrokerNames() {}
 
-  /** The first 6 hex digits of SHA-256 over the node name: the node part of Pod names. */
-  public static String nodeHash(String node) {
-    return sha256Hex(node).substring(0, 6);
-  }
-
-  /** The broker Pod of {@code instance} on {@code node}. */
-  public static String podName(String instance, String node) {
-    return fit(instance + "-" + nodeHash(node), "-pod", false);
+  /**
+   * The broker Pod of {@code instance} on {@code node}: Akri's {@code <node>-<instance>-pod} when
+   * the Instance is shared, {@code <instance>-pod} when not.
+   */
+  public static String podName(String instance, String node, boolean shared) {
+    String base = (shared ? node + "-" : "") + instance.replace('.', '-');
+    String plain = base + "-pod";
+    if (plain.length() <= MAX_SUBDOMAIN_LENGTH && SUBDOMAIN.matcher(plain).matches()) {
+      return plain;
+    }
+    return fit(base, "-pod", false);
   }
 
   /** The broker Job of {@code instance} for Configuration generation {@code generation}. */

@@ -64,11 +64,15 @@ public final class BrokerTemplates {
     PodSpec spec = serialization.clone(template);
     substitutePlaceholders(spec, name);
     pinToNode(spec, node);
-    Map<String, String> labels = brokerLabels(configuration, name);
+    boolean shared =
+        instance.getSpec() != null && Boolean.TRUE.equals(instance.getSpec().getShared());
+    String podName = BrokerNames.podName(name, node, shared);
+    Map<String, String> labels = akriLabels(podName);
+    labels.putAll(brokerLabels(configuration, name));
     labels.put(BrokerLabels.TARGET_NODE, BrokerNames.labelValue(node));
     ObjectMeta meta =
         new ObjectMetaBuilder()
-            .withName(BrokerNames.podName(name, node))
+            .withName(podName)
             .withNamespace(instance.getMetadata().getNamespace())
             .withLabels(labels)
             .withAnnotations(
@@ -114,12 +118,15 @@ public final class BrokerTemplates {
     templateMeta.setLabels(podLabels);
     podTemplate.setMetadata(templateMeta);
     long generation = generation(configuration);
+    String jobName = BrokerNames.jobName(name, generation);
+    Map<String, String> jobLabels = akriLabels(jobName);
+    jobLabels.putAll(labels);
     Job job = new Job();
     job.setMetadata(
         new ObjectMetaBuilder()
-            .withName(BrokerNames.jobName(name, generation))
+            .withName(jobName)
             .withNamespace(instance.getMetadata().getNamespace())
-            .withLabels(labels)
+            .withLabels(jobLabels)
             .withAnnotations(Map.of(BrokerLabels.TEMPLATE_HASH, hash(spec)))
             .withOwnerReferences(ownerReference(instance))
             .build());
@@ -186,6 +193,8 @@ public final class BrokerTemplates {
       Map<String, String> ownSelector,
       OwnerReference owner) {
     ServiceSpec spec = serialization.clone(template);
+    Map<String, String> allLabels = akriLabels(name);
+    allLabels.putAll(labels);
     Map<String, String> selector =
         new LinkedHashMap<>(Optional.ofNullable(spec.getSelector()).orElse(Map.of()));
     selector.putAll(ownSelector);
@@ -195,7 +204,7 @@ public final class BrokerTemplates {
         new ObjectMetaBuilder()
             .withName(name)
             .withNamespace(namespace)
-            .withLabels(labels)
+            .withLabels(allLabels)
             .withAnnotations(Map.of(BrokerLabels.TEMPLATE_HASH, hash(spec)))
             .withOwnerReferences(owner)
             .build());
@@ -262,6 +271,14 @@ public final class BrokerTemplates {
     nodeAffinity.setRequiredDuringSchedulingIgnoredDuringExecution(required);
     affinity.setNodeAffinity(nodeAffinity);
     spec.setAffinity(affinity);
+  }
+
+  /** Akri's {@code app=<object name>} and {@code controller=akri.sh}. */
+  private static Map<String, String> akriLabels(String objectName) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(BrokerLabels.APP, BrokerNames.labelValue(objectName));
+    labels.put(BrokerLabels.AKRI_CONTROLLER, BrokerLabels.AKRI);
+    return labels;
   }
 
   private static Map<String, String> brokerLabels(Configuration configuration, String instance) {

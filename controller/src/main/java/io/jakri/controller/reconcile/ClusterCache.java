@@ -46,6 +46,8 @@ public final class ClusterCache implements AutoCloseable {
   private final String namespace;
   private final Duration resync;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+  private final Map<String, String> loggedFailures = new java.util.concurrent.ConcurrentHashMap<>();
+  private volatile String lastFailure;
   private SharedIndexInformer<Configuration> configurations;
   private SharedIndexInformer<Instance> instances;
   private SharedIndexInformer<Node> nodes;
@@ -145,6 +147,28 @@ public final class ClusterCache implements AutoCloseable {
     services.addEventHandler(owned);
 
     informers.addAll(List.of(nodes, configurations, instances, pods, jobs, services));
+    String server = String.valueOf(client.getMasterUrl());
+    Map<String, SharedIndexInformer<?>> named = new java.util.LinkedHashMap<>();
+    named.put("nodes", nodes);
+    named.put("configurations", configurations);
+    named.put("instances", instances);
+    named.put("broker pods", pods);
+    named.put("broker jobs", jobs);
+    named.put("broker services", services);
+    named.forEach(
+        (what, informer) ->
+            informer.exceptionHandler(
+                (isStarted, t) -> {
+                  String why = ApiFailure.describe(server, t);
+                  lastFailure = why;
+                  // One line per kind of failure, not one per retry.
+                  if (!why.equals(loggedFailures.put(what, why))) {
+                    LOG.warn("{} list/watch failed, retrying: {}", what, why);
+                  } else {
+                    LOG.debug("{} list/watch failed again, retrying: {}", what, why);
+                  }
+                  return true;
+                }));
     CompletableFuture<?>[] started =
         informers.stream()
             .map(i -> i.start().toCompletableFuture())
@@ -156,6 +180,11 @@ public final class ClusterCache implements AutoCloseable {
         instances.getStore().list().size(),
         nodes.getStore().list().size(),
         pods.getStore().list().size());
+  }
+
+  /** The last list/watch failure, for a message when the caches never sync. */
+  public Optional<String> lastFailure() {
+    return Optional.ofNullable(lastFailure);
   }
 
   /** Whether every informer has listed at least once. */
@@ -181,6 +210,12 @@ public final class ClusterCache implements AutoCloseable {
 
   public Optional<Node> node(String name) {
     return Optional.ofNullable(nodes.getStore().getByKey(name));
+  }
+
+  /** Every managed Pod (broker Pods and the Pods of broker Jobs); empty before {@link #start}. */
+  public List<Pod> pods() {
+    SharedIndexInformer<Pod> informer = pods;
+    return informer == null ? List.of() : informer.getStore().list();
   }
 
   /** The managed broker Pods labelled with {@code instance}. */

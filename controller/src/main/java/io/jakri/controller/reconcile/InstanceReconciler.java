@@ -131,7 +131,8 @@ public final class InstanceReconciler {
       for (String node : nodes) {
         templates
             .pod(configuration.get(), instance, node)
-            .ifPresent(p -> desiredPods.put(p.getMetadata().getName(), p));
+            // An unshared Instance's Pod name has no node part (Akri's): the first node wins.
+            .ifPresent(p -> desiredPods.putIfAbsent(p.getMetadata().getName(), p));
       }
       if (!nodes.isEmpty()) {
         desiredJob = templates.job(configuration.get(), instance);

@@ -11,18 +11,34 @@ class BrokerNamesTest {
   static final String LONGEST_INSTANCE = "c".repeat(56) + "-8120fe";
 
   @Test
-  void podNamesAreInstanceNodeHashAndPod() {
-    assertThat(BrokerNames.podName("akri-debug-echo-foo-8120fe", "node-a"))
-        .isEqualTo("akri-debug-echo-foo-8120fe-" + BrokerNames.nodeHash("node-a") + "-pod");
-    assertThat(BrokerNames.nodeHash("node-a")).hasSize(6).matches("[0-9a-f]{6}");
+  void podNamesAreAkris() {
+    // Akri's create_broker_app_name: <node>-<instance>-pod when shared, <instance>-pod when not.
+    assertThat(BrokerNames.podName("akri-debug-echo-foo-8120fe", "node-a", true))
+        .isEqualTo("node-a-akri-debug-echo-foo-8120fe-pod");
+    assertThat(BrokerNames.podName("akri-debug-echo-foo-a19705", "node-a", false))
+        .isEqualTo("akri-debug-echo-foo-a19705-pod");
+    // A node name with dots stays (a Pod name is a DNS subdomain); dots in an Instance name go.
+    assertThat(BrokerNames.podName("cam-8120fe", "ip-10-0-0-1.ec2.internal", true))
+        .isEqualTo("ip-10-0-0-1.ec2.internal-cam-8120fe-pod");
+    assertThat(BrokerNames.podName("cam.v2-8120fe", "n1", false)).isEqualTo("cam-v2-8120fe-pod");
+  }
+
+  @Test
+  void podNamesTooLongForAPodNameAreShortenedDeterministicallyAndStayDistinct() {
+    String node = "n".repeat(240);
+    String a = BrokerNames.podName(LONGEST_INSTANCE, node, true);
+    assertThat(a)
+        .isEqualTo(BrokerNames.podName(LONGEST_INSTANCE, node, true))
+        .endsWith("-pod")
+        .hasSizeLessThanOrEqualTo(63);
+    assertThat(BrokerNames.isDnsLabel(a)).isTrue();
+    assertThat(a).isNotEqualTo(BrokerNames.podName(LONGEST_INSTANCE, node + "x", true));
   }
 
   @Test
   void namesAreDeterministicValidLabelsOfAtMost63Characters() {
-    String node = "ip-10-0-0-1.eu-west-1.compute.internal." + "x".repeat(200);
     for (String name :
         new String[] {
-          BrokerNames.podName(LONGEST_INSTANCE, node),
           BrokerNames.jobName(LONGEST_INSTANCE, 1234567890123L),
           BrokerNames.instanceServiceName(LONGEST_INSTANCE),
           BrokerNames.configurationServiceName("c".repeat(56)),
@@ -30,9 +46,6 @@ class BrokerNamesTest {
         }) {
       assertThat(BrokerNames.isDnsLabel(name)).as(name).isTrue();
     }
-    assertThat(BrokerNames.podName(LONGEST_INSTANCE, node))
-        .isEqualTo(BrokerNames.podName(LONGEST_INSTANCE, node))
-        .endsWith("-pod");
     assertThat(BrokerNames.instanceServiceName("9lives-abcdef")).matches("[a-z].*-svc");
   }
 
@@ -40,8 +53,8 @@ class BrokerNamesTest {
   void shortenedNamesStayDistinct() {
     Set<String> names = new HashSet<>();
     for (int i = 0; i < 1000; i++) {
-      names.add(BrokerNames.podName(LONGEST_INSTANCE, "node-" + i));
-      names.add(BrokerNames.podName("c".repeat(55) + "d-8120fe", "node-" + i));
+      names.add(BrokerNames.podName(LONGEST_INSTANCE, "node-" + i, true));
+      names.add(BrokerNames.podName("c".repeat(55) + "d-8120fe", "node-" + i, true));
     }
     assertThat(names).hasSize(2000);
     assertThat(BrokerNames.instanceServiceName(LONGEST_INSTANCE))

@@ -13,6 +13,11 @@ record AdmittedPod(
     Map<String, Map<String, ContainerAllocateResponse>> responses) {
 
   String key() {
-    return KubeletEmulator.key(pod.namespace(), pod.name());
+    return key(pod.namespace(), pod.name());
+  }
+
+  /** The key of a pod: {@code namespace/name}. */
+  static String key(String namespace, String name) {
+    return namespace + "/" + name;
   }
 }

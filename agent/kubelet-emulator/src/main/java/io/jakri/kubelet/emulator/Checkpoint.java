@@ -11,6 +11,7 @@ import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Writes {@code kubelet_internal_checkpoint} in the shape of the kubelet's v2 checkpoint: {@code
@@ -22,7 +23,17 @@ import java.util.Map;
 final class Checkpoint {
   static final String FILE_NAME = "kubelet_internal_checkpoint";
 
+  private static final Pattern EMULATOR_CHECKSUM = Pattern.compile("\"Checksum\":0}\\s*$");
+
   private Checkpoint() {}
+
+  /**
+   * Whether {@code json} is a checkpoint the emulator wrote (checksum 0): a real kubelet's carries
+   * the checksum of its data, which the emulator must not overwrite.
+   */
+  static boolean writtenByEmulator(String json) {
+    return json.startsWith("{\"Data\":") && EMULATOR_CHECKSUM.matcher(json).find();
+  }
 
   static String json(Collection<AdmittedPod> pods, Map<String, List<String>> registeredDevices) {
     StringBuilder b = new StringBuilder("{\"Data\":{\"PodDeviceEntries\":[");

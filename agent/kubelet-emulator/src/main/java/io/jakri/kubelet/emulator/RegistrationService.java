@@ -7,14 +7,14 @@ import io.jakri.kubelet.v1beta1.RegistrationGrpc;
 
 /** {@code /v1beta1.Registration/Register} on {@code kubelet.sock}; answers asynchronously. */
 final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
-  private final KubeletEmulator emulator;
+  private final Registrar registrar;
 
-  RegistrationService(KubeletEmulator emulator) {
-    this.emulator = emulator;
+  RegistrationService(Registrar registrar) {
+    this.registrar = registrar;
   }
 
   @Override
   public void register(RegisterRequest request, StreamObserver<Empty> response) {
-    emulator.onRegister(request, response);
+    registrar.onRegister(request, response);
   }
 }

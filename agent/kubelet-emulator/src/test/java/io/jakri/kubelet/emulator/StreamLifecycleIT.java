@@ -156,14 +156,19 @@ class StreamLifecycleIT {
   }
 
   @Test
-  void startRemovesStaleSocketsLikeAStartingKubelet() throws Exception {
+  void startKeepsSocketsItDidNotCreateUnlikeAStartingKubelet() throws Exception {
     Files.createDirectories(fx.dir);
     FakeDevicePlugin early = fx.plugin("early.sock", RESOURCE, PLAIN, healthy("a"));
     assertThat(early.socket).exists();
 
     fx.start();
 
-    assertThat(early.socket).doesNotExist();
+    assertThat(early.socket).exists();
     assertThat(fx.emulator.kubeletSocket()).exists();
+    // The plugin still serves and registers as usual.
+    early.register(fx.emulator.kubeletSocket());
+    await()
+        .atMost(WAIT)
+        .until(() -> Long.valueOf(1).equals(fx.emulator.allocatable().get(RESOURCE)));
   }
 }

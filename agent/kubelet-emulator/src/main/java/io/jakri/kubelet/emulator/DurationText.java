@@ -1,0 +1,22 @@
+package io.jakri.kubelet.emulator;
+
+import java.time.Duration;
+
+/** Durations the way the flags take them: {@code 500ms}, {@code 60s}, {@code 5m}, {@code 1h}. */
+final class DurationText {
+  private DurationText() {}
+
+  static String of(Duration d) {
+    if (d.toNanos() % 1_000_000_000L != 0) {
+      return d.toMillis() + "ms";
+    }
+    long seconds = d.getSeconds();
+    if (seconds != 0 && seconds % 3600 == 0) {
+      return seconds / 3600 + "h";
+    }
+    if (seconds >= 120 && seconds % 60 == 0) {
+      return seconds / 60 + "m";
+    }
+    return seconds + "s";
+  }
+}

@@ -1,0 +1,114 @@
+package io.jakri.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * Mistakes in the agent's flags are one line naming the flag and the rule, exit code 2, no usage
+ * dump and no stack trace; durations in the help read like the flags take them ({@code 60s}).
+ * Nothing here starts an agent: the flags fail before it would.
+ */
+class MainFlagsTest {
+
+  private record Run(int code, List<String> out, List<String> err) {}
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cmd = Main.commandLine();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    int code = cmd.execute(args);
+    return new Run(code, lines(out), lines(err));
+  }
+
+  private static List<String> lines(StringWriter w) {
+    return w.toString().lines().filter(l -> !l.isBlank()).toList();
+  }
+
+  @Test
+  void aMetricsPortOutOfRangeIsOneLine() {
+    Run run = run("--standalone", "--config", "c.yaml", "--metrics-port", "99999");
+
+    assertThat(run.code()).isEqualTo(2);
+    assertThat(run.err())
+        .containsExactly(
+            "jakri-agent: Invalid value for option '--metrics-port': '99999' is not a port (use 0"
+                + " to 65535; 0 for any free port) (see jakri-agent --help)");
+  }
+
+  @Test
+  void aMetricsPortThatIsNotANumberIsOneLine() {
+    Run run = run("--metrics-port", "http");
+
+    assertThat(run.code()).isEqualTo(2);
+    assertThat(run.err()).hasSize(1);
+    assertThat(run.err().get(0)).contains("'--metrics-port': 'http' is not a port");
+  }
+
+  @Test
+  void aNegativeOfflineGraceIsOneLine() {
+    Run run = run("--standalone", "--config", "c.yaml", "--offline-grace", "-5s");
+
+    assertThat(run.code()).isEqualTo(2);
+    assertThat(run.err())
+        .containsExactly(
+            "jakri-agent: Invalid value for option '--offline-grace': '-5s' is negative (use 0 or"
+                + " more, e.g. 60s, 2m, 500ms) (see jakri-agent --help)");
+  }
+
+  @Test
+  void aNegativeGraceOfTheDemoIsOneLineNamingTheDemo() {
+    Run run = run("demo", "--offline-grace", "-PT1M");
+
+    assertThat(run.code()).isEqualTo(2);
+    assertThat(run.err()).hasSize(1);
+    assertThat(run.err().get(0))
+        .startsWith("jakri-agent demo: Invalid value for option '--offline-grace':")
+        .endsWith("(see jakri-agent demo --help)");
+  }
+
+  @Test
+  void aNegativeReclaimGraceIsOneLine() {
+    Run run = run("--reclaim-grace", "-1ms");
+
+    assertThat(run.code()).isEqualTo(2);
+    assertThat(run.err()).singleElement().asString().contains("'-1ms' is negative");
+  }
+
+  @Test
+  void anUnknownFlagIsOneLine() {
+    Run run = run("--no-such-flag");
+
+    assertThat(run.code()).isEqualTo(2);
+    assertThat(run.err())
+        .containsExactly("jakri-agent: Unknown option: '--no-such-flag' (see jakri-agent --help)");
+  }
+
+  @Test
+  void helpPrintsDurationsTheWayTheFlagsTakeThem() {
+    Run agent = run("--help");
+    Run demo = run("demo", "--help");
+
+    assertThat(agent.code()).isZero();
+    String help = String.join("\n", agent.out());
+    assertThat(help).contains("(default 60s)").contains("(default 20s)").doesNotContain("PT");
+    assertThat(String.join("\n", demo.out())).contains("(default 60s)").doesNotContain("PT");
+  }
+
+  @Test
+  void zeroIsAValidGraceAndPortAndIsoDurationsStillParse() {
+    Main.DurationConverter durations = new Main.DurationConverter();
+    Main.PortConverter ports = new Main.PortConverter();
+
+    assertThat(durations.convert("0s")).isZero();
+    assertThat(durations.convert("PT1M")).hasSeconds(60);
+    assertThat(ports.convert("0")).isZero();
+    assertThat(ports.convert("65535")).isEqualTo(65535);
+  }
+}

@@ -1,0 +1,111 @@
+package io.jakri.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.jakri.kubelet.emulator.KubeletEmulator;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** Where the agent puts the kubelet emulator: never in the kubelet's directories by default. */
+class MainOptionsTest {
+
+  @TempDir Path tmp;
+
+  private static Main parse(String... args) {
+    Main main = new Main();
+    new CommandLine(main).parseArgs(args);
+    return main;
+  }
+
+  @Test
+  void emulatorWithoutADirectoryGetsAFreshTemporaryOneHoldingItsPodResourcesSocket()
+      throws Exception {
+    Main first = parse("--standalone", "--config", "c.yaml", "--emulate-kubelet");
+    Main second = parse("--standalone", "--config", "c.yaml", "--emulate-kubelet");
+
+    AgentOptions a = first.common.options(true, Optional.of(Path.of("c.yaml")), true);
+    AgentOptions b = second.common.options(true, Optional.of(Path.of("c.yaml")), true);
+    try {
+      Path systemTemp = Path.of(System.getProperty("java.io.tmpdir")).toRealPath();
+      assertThat(a.devicePluginDir()).isDirectory().isEmptyDirectory();
+      assertThat(a.devicePluginDir().toRealPath()).startsWith(systemTemp);
+      assertThat(a.devicePluginDir().toString()).doesNotContain("/var/lib/kubelet");
+      assertThat(a.devicePluginDir()).isNotEqualTo(b.devicePluginDir());
+      assertThat(a.podResourcesSocket())
+          .isEqualTo(a.devicePluginDir().resolve(KubeletEmulator.POD_RESOURCES_SOCKET));
+      assertThat(first.common.temporaryDir).contains(a.devicePluginDir());
+    } finally {
+      Main.removeTemporaryDir(a.devicePluginDir());
+      Main.removeTemporaryDir(b.devicePluginDir());
+    }
+    assertThat(a.devicePluginDir()).doesNotExist();
+  }
+
+  @Test
+  void aGivenDirectoryIsUsedAndThePodResourcesSocketMovesWithIt() throws Exception {
+    Path dir = tmp.resolve("dp");
+    Main main =
+        parse(
+            "--standalone",
+            "--config",
+            "c.yaml",
+            "--emulate-kubelet",
+            "--device-plugin-dir",
+            dir.toString());
+
+    AgentOptions options = main.common.options(true, Optional.of(Path.of("c.yaml")), true);
+
+    assertThat(options.devicePluginDir()).isEqualTo(dir);
+    assertThat(options.podResourcesSocket())
+        .isEqualTo(dir.resolve(KubeletEmulator.POD_RESOURCES_SOCKET));
+    assertThat(main.common.temporaryDir).isEmpty();
+    assertThat(dir).doesNotExist(); // the emulator creates it when it starts
+  }
+
+  @Test
+  void aGivenPodResourcesSocketWins() throws Exception {
+    Path socket = tmp.resolve("pr.sock");
+    Main main =
+        parse(
+            "--standalone",
+            "--config",
+            "c.yaml",
+            "--emulate-kubelet",
+            "--device-plugin-dir",
+            tmp.toString(),
+            "--pod-resources-socket",
+            socket.toString());
+
+    AgentOptions options = main.common.options(true, Optional.of(Path.of("c.yaml")), true);
+
+    assertThat(options.podResourcesSocket()).isEqualTo(socket);
+  }
+
+  @Test
+  void withoutTheEmulatorTheKubeletsPathsStayTheDefaults() throws Exception {
+    Main main = parse("--standalone", "--config", "c.yaml");
+
+    AgentOptions options = main.common.options(true, Optional.of(Path.of("c.yaml")), false);
+
+    assertThat(options.devicePluginDir()).isEqualTo(Path.of("/var/lib/kubelet/device-plugins"));
+    assertThat(options.podResourcesSocket())
+        .isEqualTo(Path.of("/var/lib/kubelet/pod-resources/kubelet.sock"));
+    assertThat(main.common.temporaryDir).isEmpty();
+  }
+
+  @Test
+  void theTemporaryDirectoryIsKeptWhenSomethingElseIsInIt() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("emulator"));
+    Files.writeString(dir.resolve(KubeletEmulator.CHECKPOINT_FILE), "{}");
+    Path notes = Files.writeString(dir.resolve("notes.txt"), "mine");
+
+    Main.removeTemporaryDir(dir);
+
+    assertThat(dir.resolve(KubeletEmulator.CHECKPOINT_FILE)).doesNotExist();
+    assertThat(notes).hasContent("mine");
+  }
+}

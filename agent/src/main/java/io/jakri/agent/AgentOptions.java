@@ -17,6 +17,8 @@ import java.util.Optional;
  *     its Node's capacity and allocatable
  * @param metricsPort port of {@code /metrics}, {@code /healthz}, {@code /readyz}; negative: off, 0:
  *     any free port
+ * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
+ *     the metrics address)
  * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
  */
 public record AgentOptions(
@@ -32,6 +34,7 @@ public record AgentOptions(
     String namespace,
     boolean tidyNode,
     int metricsPort,
+    Safeguards safeguards,
     Optional<ExternalHandlers.Options> externalHandlers) {
 
   /** Default namespace of cluster mode. */
@@ -83,6 +86,7 @@ public record AgentOptions(
         DEFAULT_NAMESPACE,
         true,
         -1,
+        Safeguards.defaults(),
         Optional.empty());
   }
 
@@ -101,6 +105,7 @@ public record AgentOptions(
         newNamespace,
         newTidyNode,
         metricsPort,
+        safeguards,
         externalHandlers);
   }
 
@@ -119,6 +124,7 @@ public record AgentOptions(
         namespace,
         tidyNode,
         metricsPort,
+        safeguards,
         externalHandlers);
   }
 
@@ -137,6 +143,26 @@ public record AgentOptions(
         namespace,
         tidyNode,
         port,
+        safeguards,
+        externalHandlers);
+  }
+
+  /** A copy with other safeguards. */
+  public AgentOptions withSafeguards(Safeguards newSafeguards) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespace,
+        tidyNode,
+        metricsPort,
+        newSafeguards,
         externalHandlers);
   }
 
@@ -155,6 +181,7 @@ public record AgentOptions(
         namespace,
         tidyNode,
         metricsPort,
+        safeguards,
         external);
   }
 }

@@ -2,6 +2,7 @@ package io.jakri.agent;
 
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
+import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
@@ -114,6 +115,37 @@ public final class Main implements Callable<Integer> {
   Integer metricsPort;
 
   @Option(
+      names = "--metrics-bind-address",
+      description =
+          "Address --metrics-port listens on (env JAKRI_METRICS_BIND_ADDRESS; default"
+              + " ${DEFAULT-VALUE}: every interface).")
+  String metricsBindAddress = Safeguards.DEFAULT_METRICS_BIND_ADDRESS;
+
+  @Option(
+      names = "--allow-reserved-broker-env",
+      description =
+          "Let brokerProperties set env names that change how programs run (LD_PRELOAD, PATH,"
+              + " JAVA_TOOL_OPTIONS, ...); without it such a Configuration is refused (env"
+              + " JAKRI_ALLOW_RESERVED_BROKER_ENV).")
+  boolean allowReservedBrokerEnv;
+
+  @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
+
+  @Option(
+      names = "--max-slots-per-configuration",
+      description =
+          "Most slots (capacity x devices) of one Configuration on this node; devices beyond are"
+              + " refused (env JAKRI_MAX_SLOTS_PER_CONFIGURATION; default ${DEFAULT-VALUE}).")
+  long maxSlotsPerConfiguration = SlotLimits.DEFAULT_PER_CONFIGURATION;
+
+  @Option(
+      names = "--max-slots-per-agent",
+      description =
+          "Most slots of all Configurations on this node (env JAKRI_MAX_SLOTS_PER_AGENT; default"
+              + " ${DEFAULT-VALUE}, sized to the chart's 384Mi memory limit).")
+  long maxSlotsPerAgent = SlotLimits.DEFAULT_PER_AGENT;
+
+  @Option(
       names = "--log-format",
       converter = LogFormat.Converter.class,
       description =
@@ -144,9 +176,25 @@ public final class Main implements Callable<Integer> {
     return Optional.of(new ExternalHandlers.Options(Path.of(dir.strip())));
   }
 
+  /** The safeguards the flags ask for. */
+  Safeguards safeguards() {
+    return new Safeguards(
+        classDomains.domains(),
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        new SlotLimits(maxSlotsPerConfiguration, maxSlotsPerAgent));
+  }
+
   @Override
   public Integer call() throws Exception {
     logFormat.apply(Optional.of(common.nodeName()));
+    OutOfMemoryExit.install();
+    if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
+      System.err.println(
+          "jakri-agent: --max-slots-per-configuration and --max-slots-per-agent must be at least"
+              + " 1");
+      return 2;
+    }
     int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {
       if (config != null) {
@@ -158,6 +206,7 @@ public final class Main implements Callable<Integer> {
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(namespace, tidyNode)
               .withMetricsPort(port)
+              .withSafeguards(safeguards())
               .withExternalHandlers(externalHandlers()));
     }
     if (config == null) {
@@ -168,6 +217,7 @@ public final class Main implements Callable<Integer> {
         common
             .options(true, Optional.of(config), emulateKubelet)
             .withMetricsPort(port)
+            .withSafeguards(safeguards())
             .withExternalHandlers(externalHandlers());
     return runUntilSignal(options);
   }
@@ -304,6 +354,28 @@ public final class Main implements Callable<Integer> {
       } catch (UnknownHostException e) {
         return "localhost";
       }
+    }
+  }
+
+  /** {@code --class-domains}, shared by the agent and {@code validate}. */
+  static final class ClassDomains {
+    @Option(
+        names = "--class-domains",
+        split = ",",
+        description =
+            "Domains a handler's class resource may be in, comma-separated, exact match (env"
+                + " JAKRI_CLASS_DOMAINS; default ${DEFAULT-VALUE}). akri.sh/<configuration> is"
+                + " always allowed; an empty value allows no other.")
+    List<String> domains = List.copyOf(Safeguards.DEFAULT_CLASS_DOMAINS);
+
+    java.util.Set<String> domains() {
+      java.util.Set<String> result = new java.util.TreeSet<>();
+      for (String d : domains == null ? List.<String>of() : domains) {
+        if (!d.isBlank()) {
+          result.add(d.strip().toLowerCase(Locale.ROOT));
+        }
+      }
+      return result;
     }
   }
 
@@ -542,6 +614,16 @@ public final class Main implements Callable<Integer> {
         description = "Handler plugins used to check discoveryDetails (default: next to the jar).")
     Path pluginsDir;
 
+    @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
+
+    @Option(
+        names = "--device-plugin-dir",
+        description =
+            "Kubelet device-plugin directory whose checkpoint names the resources other device"
+                + " plugins registered; read only, skipped when missing (default"
+                + " ${DEFAULT-VALUE}).")
+    Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
+
     @Override
     public Integer call() {
       // stderr carries the problems: keep the agent's INFO lines (plugins loaded) out of it.
@@ -550,6 +632,8 @@ public final class Main implements Callable<Integer> {
       }
       return new Validator(
               pluginsDir == null ? defaultPluginsDir() : pluginsDir,
+              classDomains.domains(),
+              Optional.ofNullable(devicePluginDir).filter(Files::isDirectory),
               new PrintWriter(System.out, true),
               new PrintWriter(System.err, true))
           .validate(files);

@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.jakri.agent.allocation.ClaimKeeper;
+import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
@@ -139,11 +141,15 @@ public final class Agent implements AutoCloseable {
             .orElse(null);
     KubernetesInstanceStore clusterStore =
         client
-            .map(c -> new KubernetesInstanceStore(c, options.namespace(), watcher::ownerOf, calls))
+            .map(
+                c ->
+                    new KubernetesInstanceStore(
+                        c, options.namespace(), options.nodeName(), watcher::ownerOf, calls))
             .orElse(null);
     this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
-    this.resources = new NodeResources(options.nodeName(), updates, plugins);
+    LocalClaims claims = new LocalClaims(options.nodeName());
+    this.resources = new NodeResources(options.nodeName(), updates, plugins, claims);
     store.addListener(resources);
     this.handlers = handlers;
     this.externalHandlers =
@@ -169,7 +175,7 @@ public final class Agent implements AutoCloseable {
             options.nodeName(),
             allHandlers,
             clusterProperties.<PropertyResolver>map(r -> r).orElse(PropertyResolver.literalOnly()),
-            new InstanceLifecycle(options.nodeName(), updates),
+            new InstanceLifecycle(options.nodeName(), updates, claims),
             resources,
             scheduler,
             options.offlineGrace(),
@@ -242,6 +248,8 @@ public final class Agent implements AutoCloseable {
                     return Optional.of(clusterProperties.get().resolveBytes(known.spec().get()));
                   }));
       store.addListener(new Repair(options.nodeName()));
+      // Other writers may delete, replace or edit Instances: this node's claims are written back.
+      new ClaimKeeper(claims, updates, apiWrites).start();
     }
     this.podResources =
         new GrpcPodResourcesClient(
@@ -257,7 +265,9 @@ public final class Agent implements AutoCloseable {
             reclaimTimer,
             Clock.systemUTC(),
             options.reclaimGrace(),
-            SlotReclaimer.periodFor(options.reclaimGrace()));
+            SlotReclaimer.periodFor(options.reclaimGrace()),
+            claims,
+            resources::usageOf);
     this.metrics =
         new AgentMetrics(
             options.nodeName(),

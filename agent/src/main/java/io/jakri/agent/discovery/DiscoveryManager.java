@@ -915,7 +915,7 @@ public final class DiscoveryManager implements AutoCloseable {
               "instance {}: device {} vanished; unhealthy now, removed after {}",
               device.instanceName(),
               device.device().id(),
-              offlineGrace);
+              io.jakri.logging.DurationText.of(offlineGrace));
         }
         String instance = device.instanceName();
         run.graceTimers.put(

@@ -87,6 +87,11 @@ public final class Agent implements AutoCloseable {
   private final PodResourcesClient podResources;
   private final SlotReclaimer reclaimer;
   private final AgentMetrics metrics;
+  private final Optional<KubernetesPropertyResolver> secrets;
+
+  /** Where the agent's own objects without a namespace of their own go (Akri's default). */
+  private static final String AGENT_EVENTS_FALLBACK_NAMESPACE = "default";
+
   private Optional<HealthServer> health = Optional.empty();
   private Optional<ExecutorService> healthExecutor = Optional.empty();
 
@@ -129,24 +134,26 @@ public final class Agent implements AutoCloseable {
             .map(
                 c ->
                     new ConfigurationWatcher(
-                        c, options.namespace(), scheduler, this::configurationsChanged))
+                        c, options.namespaces(), scheduler, this::configurationsChanged))
             .orElse(null);
     KubernetesInstanceStore clusterStore =
         client
-            .map(c -> new KubernetesInstanceStore(c, options.namespace(), watcher::ownerOf, calls))
+            .map(
+                c ->
+                    new KubernetesInstanceStore(
+                        c, options.namespaces(), watcher::namespaceOf, watcher::ownerOf, calls))
             .orElse(null);
     this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     this.resources = new NodeResources(options.nodeName(), updates, plugins);
     store.addListener(resources);
     this.handlers = handlers;
+    this.secrets = client.map(KubernetesPropertyResolver::asAkri);
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),
             handlers,
-            client.isPresent()
-                ? new KubernetesPropertyResolver(client.get(), options.namespace())
-                : PropertyResolver.literalOnly(),
+            secrets.isPresent() ? secrets.get() : PropertyResolver.literalOnly(),
             new InstanceLifecycle(options.nodeName(), updates),
             resources,
             scheduler,
@@ -172,7 +179,7 @@ public final class Agent implements AutoCloseable {
       ConfigurationStatusPublisher status =
           new ConfigurationStatusPublisher(
               client.get(),
-              options.namespace(),
+              AGENT_EVENTS_FALLBACK_NAMESPACE,
               options.nodeName(),
               watcher,
               discovery::statuses,
@@ -180,7 +187,7 @@ public final class Agent implements AutoCloseable {
               (configuration, reason, message) ->
                   recorder.warning(
                       ObjectRef.configuration(
-                          options.namespace(), configuration.name(), configuration.uid()),
+                          configuration.namespace(), configuration.name(), configuration.uid()),
                       reason,
                       message),
               scheduler,
@@ -238,7 +245,7 @@ public final class Agent implements AutoCloseable {
         new AgentEvents(
             events,
             options.nodeName(),
-            options.namespace(),
+            instanceNamespace(clusterStore, watcher),
             client.isPresent() ? clusterStore::uidOf : name -> Optional.empty(),
             Clock.systemUTC());
     plugins.addListener(operatorEvents);
@@ -276,8 +283,28 @@ public final class Agent implements AutoCloseable {
     }
   }
 
+  /**
+   * The namespace of an Instance for Events about it: where it was seen, else its Configuration's
+   * (from the name's prefix), else {@code default}.
+   */
+  private static java.util.function.Function<String, String> instanceNamespace(
+      KubernetesInstanceStore store, ConfigurationWatcher watcher) {
+    if (store == null) {
+      return name -> AGENT_EVENTS_FALLBACK_NAMESPACE;
+    }
+    return name ->
+        store
+            .namespaceOfInstance(name)
+            .or(() -> store.get(name).flatMap(i -> watcher.namespaceOf(i.configurationName())))
+            .orElse(AGENT_EVENTS_FALLBACK_NAMESPACE);
+  }
+
   private void configurationsChanged(
       java.util.List<io.jakri.agent.configuration.ConfigurationSpec> specs) {
+    secrets.ifPresent(
+        s ->
+            s.retain(
+                specs.stream().map(io.jakri.agent.configuration.ConfigurationSpec::name).toList()));
     discovery.apply(specs);
     cluster.ifPresent(c -> c.status().changed());
   }
@@ -301,7 +328,7 @@ public final class Agent implements AutoCloseable {
             .withConnectionTimeout(5_000)
             .withRequestTimeout(10_000)
             .build();
-    LOG.info("API server {} (namespace {})", config.getMasterUrl(), options.namespace());
+    LOG.info("API server {} ({})", config.getMasterUrl(), options.namespaces().describe());
     return start(options, Optional.of(new KubernetesClientBuilder().withConfig(config).build()));
   }
 
@@ -327,7 +354,7 @@ public final class Agent implements AutoCloseable {
         "jakri agent {} starting on node {} ({}, device plugins in {}, plugins from {})",
         VERSION,
         options.nodeName(),
-        cluster.isPresent() ? "cluster mode, namespace " + options.namespace() : "standalone",
+        cluster.isPresent() ? "cluster mode, " + options.namespaces().describe() : "standalone",
         options.devicePluginDir(),
         options.pluginsDir());
     if (emulator.isPresent()) {
@@ -343,6 +370,7 @@ public final class Agent implements AutoCloseable {
       configurationFiles.get().start();
     }
     if (cluster.isPresent()) {
+      secrets.ifPresent(s -> s.onChange(discovery::rediscover));
       cluster.get().store().start();
       cluster.get().watcher().start();
       scheduleLeftoverSweep(options.offlineGrace());
@@ -537,6 +565,7 @@ public final class Agent implements AutoCloseable {
           c.watcher().close();
           c.status().close();
         });
+    secrets.ifPresent(KubernetesPropertyResolver::close);
     discovery.close();
     plugins.close();
     emulator.ifPresent(KubeletEmulator::close);

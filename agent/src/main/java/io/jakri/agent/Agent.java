@@ -501,6 +501,11 @@ public final class Agent implements AutoCloseable {
         TimeUnit.MILLISECONDS);
   }
 
+  /** The Configuration watch (cluster mode). */
+  public Optional<ConfigurationWatcher> configurations() {
+    return cluster.map(Cluster::watcher);
+  }
+
   /** Counts of API requests made so far (cluster mode). */
   public Optional<ApiCalls> apiCalls() {
     return cluster.map(Cluster::calls);

@@ -228,6 +228,24 @@ public final class ConfigurationWatcher implements AutoCloseable {
         LOG.error("configuration {}/{}: rejected: {}", k.namespace(), k.name(), k.problems());
       }
     }
+    // A name now served from another namespace is another Configuration: discovery drops the old
+    // one (its devices and Instances) before it starts the new one.
+    List<String> moved = new ArrayList<>();
+    next.forEach(
+        (name, k) -> {
+          Known before = known.get(name);
+          if (before != null && !before.namespace().equals(k.namespace())) {
+            moved.add(name);
+          }
+        });
+    if (!moved.isEmpty()) {
+      LOG.info("configurations {} now served from another namespace; restarting them", moved);
+      try {
+        desired.accept(valid.stream().filter(spec -> !moved.contains(spec.name())).toList());
+      } catch (RuntimeException e) {
+        LOG.error("applying configurations failed: {}", e.toString(), e);
+      }
+    }
     known.keySet().retainAll(next.keySet());
     known.putAll(next);
     shadowed.keySet().retainAll(nextShadowed.keySet());

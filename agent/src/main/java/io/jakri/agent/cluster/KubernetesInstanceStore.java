@@ -180,7 +180,7 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
   /** Where {@code instance} lives: where it was seen, else its Configuration's namespace. */
   private String namespaceFor(Instance instance) throws StoreException {
     Cached c = cache.get(instance.name());
-    if (c != null && c.resource().getMetadata().getNamespace() != null) {
+    if (c != null && c.resource().getMetadata().getNamespace() != null && ours(c.resource())) {
       return c.resource().getMetadata().getNamespace();
     }
     return namespaceOf

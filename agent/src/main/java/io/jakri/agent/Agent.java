@@ -17,9 +17,11 @@ import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.deviceplugin.StaleSockets;
+import io.jakri.agent.discovery.ClassPolicy;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
+import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.events.AgentEvents;
@@ -158,7 +160,12 @@ public final class Agent implements AutoCloseable {
             resources,
             scheduler,
             options.offlineGrace(),
-            System::nanoTime);
+            System::nanoTime,
+            new ClassPolicy(
+                options.safeguards().classDomains(),
+                new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
+            options.safeguards().allowReservedBrokerEnv(),
+            options.safeguards().slotLimits());
     Events events = Events.logging(LOG);
     if (client.isEmpty()) {
       this.configurationFiles =
@@ -338,6 +345,8 @@ public final class Agent implements AutoCloseable {
    */
   public static Agent start(AgentOptions options, Optional<KubernetesClient> client)
       throws IOException {
+    // gRPC logs through java.util.logging: into the agent's own log, transport noise at DEBUG.
+    io.jakri.logging.JulBridge.install();
     PluginHandlerRegistry handlers = new PluginHandlerRegistry(options.pluginsDir(), VERSION);
     Agent agent = new Agent(options, handlers, client);
     try {
@@ -388,7 +397,11 @@ public final class Agent implements AutoCloseable {
       healthExecutor = Optional.of(http);
       HealthServer server =
           new HealthServer(
-              new java.net.InetSocketAddress(options.metricsPort()), metrics, this::notReady, http);
+              new java.net.InetSocketAddress(
+                  options.safeguards().metricsBindAddress(), options.metricsPort()),
+              metrics,
+              this::notReady,
+              http);
       if (cluster.isEmpty()) {
         // Standalone: no API server to ask, so the Instances are listed here.
         server.serveInstances(this::instancesYaml);
@@ -396,7 +409,8 @@ public final class Agent implements AutoCloseable {
       server.start();
       health = Optional.of(server);
       LOG.info(
-          "metrics and health on port {} (/metrics, /healthz, /readyz{})",
+          "metrics and health on {} port {} (/metrics, /healthz, /readyz{})",
+          options.safeguards().metricsBindAddress(),
           server.port(),
           cluster.isEmpty() ? ", /instances" : "");
     }
@@ -419,6 +433,11 @@ public final class Agent implements AutoCloseable {
       return Optional.of("Configurations and Instances not listed from the API server yet");
     }
     return Optional.empty();
+  }
+
+  /** The address the metrics and health endpoints listen on, when serving. */
+  public Optional<java.net.InetSocketAddress> healthAddress() {
+    return health.map(HealthServer::address);
   }
 
   /** The metrics registry's exposition and health endpoints' port, when serving. */

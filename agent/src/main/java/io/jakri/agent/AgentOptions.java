@@ -18,6 +18,8 @@ import java.util.Optional;
  *     its Node's capacity and allocatable
  * @param metricsPort port of {@code /metrics}, {@code /healthz}, {@code /readyz}; negative: off, 0:
  *     any free port
+ * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
+ *     the metrics address)
  */
 public record AgentOptions(
     String nodeName,
@@ -31,7 +33,8 @@ public record AgentOptions(
     Duration reclaimGrace,
     WatchedNamespaces namespaces,
     boolean tidyNode,
-    int metricsPort) {
+    int metricsPort,
+    Safeguards safeguards) {
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -78,7 +81,8 @@ public record AgentOptions(
         reclaimGrace,
         WatchedNamespaces.all(),
         true,
-        -1);
+        -1,
+        Safeguards.defaults());
   }
 
   /** A copy for cluster mode watching only {@code newNamespace}. */
@@ -100,7 +104,8 @@ public record AgentOptions(
         reclaimGrace,
         newNamespaces,
         newTidyNode,
-        metricsPort);
+        metricsPort,
+        safeguards);
   }
 
   /** A copy with another reclaim grace. */
@@ -117,7 +122,8 @@ public record AgentOptions(
         grace,
         namespaces,
         tidyNode,
-        metricsPort);
+        metricsPort,
+        safeguards);
   }
 
   /** A copy serving metrics and health on {@code port} (0: any free port). */
@@ -134,6 +140,25 @@ public record AgentOptions(
         reclaimGrace,
         namespaces,
         tidyNode,
-        port);
+        port,
+        safeguards);
+  }
+
+  /** A copy with other safeguards. */
+  public AgentOptions withSafeguards(Safeguards newSafeguards) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespaces,
+        tidyNode,
+        metricsPort,
+        newSafeguards);
   }
 }

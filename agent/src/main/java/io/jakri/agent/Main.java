@@ -3,6 +3,7 @@ package io.jakri.agent;
 import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
+import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
@@ -124,6 +125,37 @@ public final class Main implements Callable<Integer> {
   Integer metricsPort;
 
   @Option(
+      names = "--metrics-bind-address",
+      description =
+          "Address --metrics-port listens on (env JAKRI_METRICS_BIND_ADDRESS; default"
+              + " ${DEFAULT-VALUE}: every interface).")
+  String metricsBindAddress = Safeguards.DEFAULT_METRICS_BIND_ADDRESS;
+
+  @Option(
+      names = "--allow-reserved-broker-env",
+      description =
+          "Let brokerProperties set env names that change how programs run (LD_PRELOAD, PATH,"
+              + " JAVA_TOOL_OPTIONS, ...); without it such a Configuration is refused (env"
+              + " JAKRI_ALLOW_RESERVED_BROKER_ENV).")
+  boolean allowReservedBrokerEnv;
+
+  @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
+
+  @Option(
+      names = "--max-slots-per-configuration",
+      description =
+          "Most slots (capacity x devices) of one Configuration on this node; devices beyond are"
+              + " refused (env JAKRI_MAX_SLOTS_PER_CONFIGURATION; default ${DEFAULT-VALUE}).")
+  long maxSlotsPerConfiguration = SlotLimits.DEFAULT_PER_CONFIGURATION;
+
+  @Option(
+      names = "--max-slots-per-agent",
+      description =
+          "Most slots of all Configurations on this node (env JAKRI_MAX_SLOTS_PER_AGENT; default"
+              + " ${DEFAULT-VALUE}, sized to the chart's 384Mi memory limit).")
+  long maxSlotsPerAgent = SlotLimits.DEFAULT_PER_AGENT;
+
+  @Option(
       names = "--log-format",
       converter = LogFormat.Converter.class,
       description =
@@ -131,9 +163,25 @@ public final class Main implements Callable<Integer> {
               + " (env JAKRI_LOG_FORMAT; default text).")
   LogFormat logFormat = LogFormat.TEXT;
 
+  /** The safeguards the flags ask for. */
+  Safeguards safeguards() {
+    return new Safeguards(
+        classDomains.domains(),
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        new SlotLimits(maxSlotsPerConfiguration, maxSlotsPerAgent));
+  }
+
   @Override
   public Integer call() throws Exception {
     logFormat.apply(Optional.of(common.nodeName()));
+    OutOfMemoryExit.install();
+    if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
+      System.err.println(
+          "jakri-agent: --max-slots-per-configuration and --max-slots-per-agent must be at least"
+              + " 1");
+      return 2;
+    }
     int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {
       if (config != null) {
@@ -158,14 +206,18 @@ public final class Main implements Callable<Integer> {
           common
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(new WatchedNamespaces(watched), tidyNode)
-              .withMetricsPort(port));
+              .withMetricsPort(port)
+              .withSafeguards(safeguards()));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
       return 2;
     }
     AgentOptions options =
-        common.options(true, Optional.of(config), emulateKubelet).withMetricsPort(port);
+        common
+            .options(true, Optional.of(config), emulateKubelet)
+            .withMetricsPort(port)
+            .withSafeguards(safeguards());
     return runUntilSignal(options);
   }
 
@@ -301,6 +353,28 @@ public final class Main implements Callable<Integer> {
       } catch (UnknownHostException e) {
         return "localhost";
       }
+    }
+  }
+
+  /** {@code --class-domains}, shared by the agent and {@code validate}. */
+  static final class ClassDomains {
+    @Option(
+        names = "--class-domains",
+        split = ",",
+        description =
+            "Domains a handler's class resource may be in, comma-separated, exact match (env"
+                + " JAKRI_CLASS_DOMAINS; default ${DEFAULT-VALUE}). akri.sh/<configuration> is"
+                + " always allowed; an empty value allows no other.")
+    List<String> domains = List.copyOf(Safeguards.DEFAULT_CLASS_DOMAINS);
+
+    java.util.Set<String> domains() {
+      java.util.Set<String> result = new java.util.TreeSet<>();
+      for (String d : domains == null ? List.<String>of() : domains) {
+        if (!d.isBlank()) {
+          result.add(d.strip().toLowerCase(Locale.ROOT));
+        }
+      }
+      return result;
     }
   }
 
@@ -539,6 +613,16 @@ public final class Main implements Callable<Integer> {
         description = "Handler plugins used to check discoveryDetails (default: next to the jar).")
     Path pluginsDir;
 
+    @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
+
+    @Option(
+        names = "--device-plugin-dir",
+        description =
+            "Kubelet device-plugin directory whose checkpoint names the resources other device"
+                + " plugins registered; read only, skipped when missing (default"
+                + " ${DEFAULT-VALUE}).")
+    Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
+
     @Override
     public Integer call() {
       // stderr carries the problems: keep the agent's INFO lines (plugins loaded) out of it.
@@ -547,6 +631,8 @@ public final class Main implements Callable<Integer> {
       }
       return new Validator(
               pluginsDir == null ? defaultPluginsDir() : pluginsDir,
+              classDomains.domains(),
+              Optional.ofNullable(devicePluginDir).filter(Files::isDirectory),
               new PrintWriter(System.out, true),
               new PrintWriter(System.err, true))
           .validate(files);

@@ -38,7 +38,7 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,zeroconf,udev,controller,scale,floor] [--bench-jar PATH] [--keep]
+ * idle,cluster,writes,zeroconf,udev,opcua,controller,scale,floor] [--bench-jar PATH] [--keep]
  * [--work-root DIR]}.
  */
 public final class Bench {
@@ -177,7 +177,16 @@ public final class Bench {
       boolean keep = false;
       boolean runsGiven = false;
       Set<String> scenarios =
-          Set.of("idle", "scale", "floor", "cluster", "writes", "zeroconf", "udev", "controller");
+          Set.of(
+              "idle",
+              "scale",
+              "floor",
+              "cluster",
+              "writes",
+              "zeroconf",
+              "udev",
+              "opcua",
+              "controller");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       Path workRoot = defaultWorkRoot();
@@ -334,6 +343,14 @@ public final class Bench {
               new ZeroconfBench(options, work, agentJvm, this::add)
                   .run(options.quick ? 3 : 7)
                   .ifPresent(why -> notMeasured.put("zeroconf_publish_to_advertised_ms", why)));
+    }
+    if (options.scenarios.contains("opcua")) {
+      attempt(
+          "opcua_discovery_to_advertised_ms",
+          () ->
+              new OpcuaBench(options, work, agentJvm, this::add)
+                  .run(options.quick ? 5 : 15, options.quick ? 1 : 3)
+                  .ifPresent(why -> notMeasured.put("opcua_discovery_to_advertised_ms", why)));
     }
     if (options.scenarios.contains("udev")) {
       attempt(
@@ -824,6 +841,30 @@ public final class Bench {
               "<= floor + 100 ms",
               Optional.of(v <= f + 100)));
     }
+    if (samples.containsKey("opcua_discovery_to_advertised_ms")) {
+      double v = med("opcua_discovery_to_advertised_ms");
+      double f = med("opcua_findservers_ms");
+      figures.add(
+          Figure.withFloor(
+              "opcua_discovery_to_advertised_ms",
+              v,
+              f,
+              "ms",
+              "<= floor + 100 ms",
+              Optional.of(v <= f + 100)));
+    }
+    if (samples.containsKey("opcua_stop_to_unhealthy_ms")) {
+      double v = med("opcua_stop_to_unhealthy_ms");
+      double f = med("opcua_findservers_refused_ms");
+      figures.add(
+          Figure.withFloor(
+              "opcua_stop_to_unhealthy_ms",
+              v,
+              f,
+              "ms",
+              "<= poll interval (1 s) + floor + 100 ms",
+              Optional.of(v <= 1000 + f + 100)));
+    }
     if (samples.containsKey("udev_hotplug_to_advertised_ms")) {
       double v = med("udev_hotplug_to_advertised_ms");
       double f = med("udev_hotplug_node_visible_ms");
@@ -972,7 +1013,7 @@ public final class Bench {
    * The wall-clock time (epoch ms) of the last agent log line containing {@code text}; the log
    * pattern starts with {@code HH:mm:ss.SSS} in local time, today.
    */
-  private static Optional<Long> lastLogTime(Path log, String text) throws IOException {
+  static Optional<Long> lastLogTime(Path log, String text) throws IOException {
     List<String> lines = Files.readAllLines(log);
     for (int i = lines.size() - 1; i >= 0; i--) {
       String line = lines.get(i);

@@ -48,6 +48,8 @@ class ExamplesTest {
           Set.of("deviceMapping"),
           "zeroconf",
           Set.of("kind", "name", "domain", "port", "txtRecords", "interfaces"),
+          "opcua",
+          Set.of("opcuaDiscoveryMethod", "applicationNames", "pollIntervalSeconds"),
           "onvif",
           Set.of(
               "ipAddresses",
@@ -70,7 +72,8 @@ class ExamplesTest {
   @Test
   void everyScenarioHasADirectoryWithAReadmeAndIsListedInTheIndex() throws IOException {
     String index = Files.readString(EXAMPLES.resolve("README.md"));
-    for (String scenario : List.of("zeroconf", "spookd", "simple-device", "debug-echo", "udev")) {
+    for (String scenario :
+        List.of("zeroconf", "opcua", "spookd", "simple-device", "debug-echo", "udev", "onvif")) {
       assertThat(EXAMPLES.resolve(scenario).resolve("README.md")).isRegularFile();
       assertThat(yamlFiles(EXAMPLES.resolve(scenario))).isNotEmpty();
       assertThat(index).contains("(" + scenario + "/)");

@@ -197,6 +197,25 @@ class AgentDaemonSetTest {
   }
 
   @Test
+  void safeguardsBecomeTheAgentsFlags() {
+    assertThat(RenderedChart.strings(agentContainer(RenderedChart.render()).get("args")))
+        .contains("--class-domains=example.com")
+        .doesNotContain("--allow-reserved-broker-env")
+        .noneMatch(a -> a.toString().startsWith("--metrics-bind-address"))
+        .noneMatch(a -> a.toString().startsWith("--max-slots"));
+
+    assertThat(
+            RenderedChart.strings(
+                agentContainer(RenderedChart.render("safeguards.yaml")).get("args")))
+        .contains(
+            "--class-domains=example.com,nvidia.com",
+            "--allow-reserved-broker-env",
+            "--metrics-bind-address=10.0.0.7",
+            "--max-slots-per-configuration=5000",
+            "--max-slots-per-agent=20000");
+  }
+
+  @Test
   void metricsPortAndPodMonitorAppearOnlyWhenEnabled() {
     assertThat(RenderedChart.render().ofKind("PodMonitor")).isEmpty();
     Map<String, Object> withoutMetrics = agentContainer(RenderedChart.render("no-metrics.yaml"));

@@ -26,7 +26,7 @@ class ConfigurationsTest {
 
     assertThat(configurations)
         .extracting(c -> get(c, "spec", "discoveryHandler", "name"))
-        .containsExactly("zeroconf", "static", "simulated");
+        .containsExactly("zeroconf", "static", "simulated", "opcua");
     for (Map<String, Object> configuration : configurations) {
       String name = (String) get(configuration, "metadata", "name");
       assertThat(configuration.get("apiVersion")).isEqualTo("akri.sh/v0");

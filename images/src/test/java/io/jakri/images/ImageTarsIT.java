@@ -75,7 +75,8 @@ class ImageTarsIT {
             "opt/jakri/plugins/jakri-handler-simulated.jar",
             "opt/jakri/plugins/jakri-handler-static.jar",
             "opt/jakri/plugins/jakri-handler-zeroconf.jar",
-            "opt/jakri/plugins/jakri-handler-onvif.jar");
+            "opt/jakri/plugins/jakri-handler-onvif.jar",
+            "opt/jakri/plugins/jakri-handler-opcua.jar");
     assertRunnableJre(agent);
   }
 

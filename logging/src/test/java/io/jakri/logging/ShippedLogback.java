@@ -81,6 +81,14 @@ public final class ShippedLogback implements AutoCloseable {
         .readTree(new String(json.getEncoder().encode(event), StandardCharsets.UTF_8));
   }
 
+  /** What the {@code text} appender writes for {@code event}. */
+  public String textLine(ILoggingEvent event) {
+    @SuppressWarnings("unchecked")
+    OutputStreamAppender<ILoggingEvent> text =
+        (OutputStreamAppender<ILoggingEvent>) root().getAppender("text");
+    return new String(text.getEncoder().encode(event), StandardCharsets.UTF_8);
+  }
+
   private ch.qos.logback.classic.Logger root() {
     return context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
   }

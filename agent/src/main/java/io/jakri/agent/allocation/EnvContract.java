@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -94,6 +95,58 @@ public final class EnvContract {
 
   private static boolean validValue(String value) {
     return value != null && value.length() <= MAX_VALUE_LENGTH && value.indexOf('\0') < 0;
+  }
+
+  /**
+   * Why an env entry never reaches a container, if it does not: an invalid or over-long name, a
+   * reserved name (unless {@code reservedAllowed}), a value with a NUL character or over {@link
+   * #MAX_VALUE_LENGTH} characters. The text names the rule, not the value.
+   */
+  public static Optional<String> dropReason(String name, String value, boolean reservedAllowed) {
+    if (name == null || name.length() > MAX_NAME_LENGTH) {
+      return Optional.of("the name is longer than " + MAX_NAME_LENGTH + " characters");
+    }
+    if (!NAME.matcher(name).matches()) {
+      return Optional.of("the name is not an env var name ([A-Za-z_][A-Za-z0-9_]*)");
+    }
+    if (!reservedAllowed && reserved(name)) {
+      return Optional.of(
+          "the name is reserved (it would change how programs in the container run)");
+    }
+    if (value == null) {
+      return Optional.of("the value is missing");
+    }
+    if (value.indexOf('\0') >= 0) {
+      return Optional.of("the value contains a NUL character");
+    }
+    if (value.length() > MAX_VALUE_LENGTH) {
+      return Optional.of(
+          "the value is longer than " + MAX_VALUE_LENGTH + " characters (" + value.length() + ")");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The brokerProperties entries that never reach a container, one message each naming the entry
+   * and the rule (reserved names are allowed here: whether they are is the agent's policy).
+   */
+  public static List<String> brokerPropertyDrops(Map<String, String> brokerProperties) {
+    List<String> messages = new java.util.ArrayList<>();
+    for (Map.Entry<String, String> e : new TreeMap<>(brokerProperties).entrySet()) {
+      dropReason(e.getKey(), e.getValue(), true)
+          .ifPresent(
+              reason ->
+                  messages.add(
+                      "spec.brokerProperties."
+                          + io.jakri.logging.LogText.quote(shortened(e.getKey()))
+                          + " is not given to containers: "
+                          + reason));
+    }
+    return messages;
+  }
+
+  private static String shortened(String name) {
+    return name.length() <= 80 ? name : name.substring(0, 80) + "...";
   }
 
   /**

@@ -39,6 +39,10 @@ public final class ConfigurationFiles implements AutoCloseable {
   private final ConfigurationParser parser = new ConfigurationParser();
   private final Map<Path, List<ConfigurationSpec>> lastGood = new HashMap<>();
   private final Map<Path, String> lastText = new HashMap<>();
+  // Errors that stand until their file changes (unreadable, a name defined twice): logged once,
+  // again only when the error changes or comes back after going away.
+  private Map<String, String> standing = new HashMap<>();
+  private Map<String, String> nowStanding = new HashMap<>();
   private WatchService watcher;
   private Thread thread;
   private ScheduledFuture<?> pending;
@@ -100,6 +104,7 @@ public final class ConfigurationFiles implements AutoCloseable {
 
   /** Re-reads every file and hands the complete set of Configurations to the sink. */
   public synchronized void reload() {
+    nowStanding = new HashMap<>();
     List<Path> files = files();
     lastGood.keySet().retainAll(files);
     lastText.keySet().retainAll(files);
@@ -108,7 +113,8 @@ public final class ConfigurationFiles implements AutoCloseable {
       try {
         text = Files.readString(file, StandardCharsets.UTF_8);
       } catch (IOException e) {
-        LOG.error("{}: cannot be read: {}", file, e.toString());
+        standingError(file + " read", file + ": cannot be read: " + e);
+        lastText.remove(file);
         continue;
       }
       if (text.equals(lastText.get(file))) {
@@ -132,14 +138,29 @@ public final class ConfigurationFiles implements AutoCloseable {
       for (ConfigurationSpec spec : lastGood.getOrDefault(file, List.of())) {
         Path first = origin.putIfAbsent(spec.name(), file);
         if (first != null) {
-          LOG.error(
-              "{}: configuration {} is already defined in {}; ignored", file, spec.name(), first);
+          standingError(
+              file + " name " + spec.name(),
+              file
+                  + ": configuration "
+                  + spec.name()
+                  + " is already defined in "
+                  + first
+                  + "; ignored");
         } else {
           all.put(spec.name(), spec);
         }
       }
     }
+    standing = nowStanding;
     sink.accept(new ArrayList<>(all.values()));
+  }
+
+  /** Logs an error that stands until its cause changes, once per {@code key} and message. */
+  private void standingError(String key, String message) {
+    nowStanding.put(key, message);
+    if (!message.equals(standing.get(key))) {
+      LOG.error("{}", message);
+    }
   }
 
   private List<Path> files() {
@@ -160,7 +181,7 @@ public final class ConfigurationFiles implements AutoCloseable {
           .sorted()
           .toList();
     } catch (IOException e) {
-      LOG.error("{}: cannot be listed: {}", path, e.toString());
+      standingError(path + " list", path + ": cannot be listed: " + e);
       return new ArrayList<>(lastGood.keySet());
     }
   }

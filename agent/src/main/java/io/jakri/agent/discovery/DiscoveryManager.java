@@ -12,6 +12,7 @@ import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
+import io.jakri.logging.LogText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -53,6 +54,9 @@ public final class DiscoveryManager implements AutoCloseable {
   /** Devices logged one by one per snapshot (discovered or vanished); the rest are counted. */
   private static final int LOGGED_PER_SNAPSHOT = 20;
 
+  /** Dropped property names logged per Configuration; more are dropped without a line each. */
+  private static final int MAX_DROPPED_LOGGED = 100;
+
   private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
   private static final Duration MIN_RESTART = Duration.ofSeconds(1);
   private static final Duration MAX_RESTART = Duration.ofMinutes(1);
@@ -72,6 +76,9 @@ public final class DiscoveryManager implements AutoCloseable {
   private final List<Runnable> statusListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final LongSupplier nanoTime;
+  private final ClassPolicy classPolicy;
+  private final boolean allowReservedBrokerEnv;
+  private final SlotLimits slotLimits;
   private volatile boolean closed;
 
   /**
@@ -99,6 +106,9 @@ public final class DiscoveryManager implements AutoCloseable {
     /** A handler failed (its discovery is restarted with backoff, or waits for a fixed one). */
     default void handlerFailed(String handler, HandlerFailure failure) {}
 
+    /** The agent newly refused (part of) a Configuration: see {@link Refusal}. */
+    default void refused(Refusal refusal) {}
+
     /** A handler started a Configuration's discovery (first start or a restart). */
     default void discoveryStarted(String handler, String configuration) {}
 
@@ -107,6 +117,16 @@ public final class DiscoveryManager implements AutoCloseable {
      * Configuration (once per Configuration while it stays).
      */
     default void firstResults(String configuration, long nanos) {}
+  }
+
+  /** Why the agent refuses a Configuration, or some of its devices. */
+  public enum Refusal {
+    /** Devices in a class the Configuration may not use ({@link ClassPolicy}). */
+    CLASS,
+    /** brokerProperties set a reserved env name and the operator did not allow it. */
+    RESERVED_ENV,
+    /** Devices beyond the slot limits ({@link SlotLimits}). */
+    SLOTS
   }
 
   /** What happened to a device. */
@@ -155,6 +175,40 @@ public final class DiscoveryManager implements AutoCloseable {
       ScheduledExecutorService scheduler,
       Duration offlineGrace,
       LongSupplier nanoTime) {
+    this(
+        node,
+        handlers,
+        properties,
+        lifecycle,
+        resources,
+        scheduler,
+        offlineGrace,
+        nanoTime,
+        ClassPolicy.defaults(),
+        false,
+        SlotLimits.defaults());
+  }
+
+  /**
+   * @param classPolicy which class resources a Configuration's devices may join
+   * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
+   * @param slotLimits the most slots per Configuration and in all
+   */
+  public DiscoveryManager(
+      String node,
+      HandlerRegistry handlers,
+      PropertyResolver properties,
+      InstanceLifecycle lifecycle,
+      NodeResources resources,
+      ScheduledExecutorService scheduler,
+      Duration offlineGrace,
+      LongSupplier nanoTime,
+      ClassPolicy classPolicy,
+      boolean allowReservedBrokerEnv,
+      SlotLimits slotLimits) {
+    this.slotLimits = slotLimits;
+    this.classPolicy = classPolicy;
+    this.allowReservedBrokerEnv = allowReservedBrokerEnv;
     this.node = node;
     this.nanoTime = nanoTime;
     this.handlers = handlers;
@@ -294,6 +348,14 @@ public final class DiscoveryManager implements AutoCloseable {
         statuses.remove(name);
         notifyStatus();
         LOG.info("configuration {}: removed; discovery stopped", name);
+        // Classes it served may be free for Configurations refused them.
+        for (Run other : runs.values()) {
+          if (other.refusal != null
+              && other.pending.compareAndSet(
+                  null, new Pending(other.runId, other.lastSnapshot, nanoTime.getAsLong()))) {
+            loop.execute(() -> onSnapshot(other));
+          }
+        }
       }
     }
     for (ConfigurationSpec spec : wanted.values()) {
@@ -303,11 +365,29 @@ public final class DiscoveryManager implements AutoCloseable {
         run.addedNanos = nanoTime.getAsLong();
         runs.put(spec.name(), run);
         LOG.info("configuration {}: added (handler {})", spec.name(), spec.handlerName());
+        logBrokerPropertyDrops(spec);
         start(run);
       } else if (!run.spec.equals(spec)) {
         ConfigurationSpec old = run.spec;
         run.spec = spec;
         LOG.info("configuration {}: changed", spec.name());
+        if (!old.brokerProperties().equals(spec.brokerProperties())) {
+          logBrokerPropertyDrops(spec);
+        }
+        if (reservedEnvRefusal(spec).isPresent()
+            || (spec.capacity() > old.capacity()
+                && (long) spec.capacity() * run.devices.size()
+                    > Math.min(slotLimits.perConfiguration(), slotLimits.perAgent()))) {
+          // Refused, or a capacity that the devices may no longer all have: start afresh, so the
+          // devices are admitted again within the limits (none is kept half-applied).
+          run.stopDiscovery();
+          run.cancelTimers();
+          for (String instance : new ArrayList<>(run.devices.keySet())) {
+            removeDevice(run, instance);
+          }
+          start(run);
+          continue;
+        }
         // Existing devices take the new capacity and brokerProperties at once.
         for (Map.Entry<String, LocalDevice> e : new ArrayList<>(run.devices.entrySet())) {
           LocalDevice updated =
@@ -374,6 +454,15 @@ public final class DiscoveryManager implements AutoCloseable {
               + "\" is not installed (installed: "
               + handlers.names()
               + "); waiting for it");
+      return;
+    }
+    Optional<String> reservedEnv = reservedEnvRefusal(spec);
+    if (reservedEnv.isPresent()) {
+      if (statuses.get(spec.name()) == null
+          || !reservedEnv.get().equals(statuses.get(spec.name()).message())) {
+        refused(Refusal.RESERVED_ENV);
+      }
+      status(run, State.INVALID, reservedEnv.get());
       return;
     }
     Map<String, String> props;
@@ -461,6 +550,39 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
+  /** Why a Configuration's brokerProperties are refused on this agent, if they are. */
+  private Optional<String> reservedEnvRefusal(ConfigurationSpec spec) {
+    if (allowReservedBrokerEnv) {
+      return Optional.empty();
+    }
+    List<String> reserved =
+        spec.brokerProperties().keySet().stream()
+            .filter(n -> EnvContract.validName(n) && EnvContract.reserved(n))
+            .sorted()
+            .toList();
+    if (reserved.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "spec.brokerProperties: reserved env "
+            + (reserved.size() == 1 ? "name " : "names ")
+            + LogText.quote(String.join(", ", reserved.subList(0, Math.min(10, reserved.size()))))
+            + " would change how programs in every container given the device run; refused"
+            + " (the operator may allow it with --allow-reserved-broker-env)");
+  }
+
+  private static void logBrokerPropertyDrops(ConfigurationSpec spec) {
+    for (String drop : EnvContract.brokerPropertyDrops(spec.brokerProperties())) {
+      LOG.warn("configuration {}: {}", spec.name(), drop);
+    }
+  }
+
+  private void refused(Refusal refusal) {
+    for (Listener l : listeners) {
+      l.refused(refusal);
+    }
+  }
+
   private void handlerFailed(String handler, HandlerFailure failure) {
     for (Listener l : listeners) {
       l.handlerFailed(handler, failure);
@@ -516,7 +638,10 @@ public final class DiscoveryManager implements AutoCloseable {
         rejected++;
       }
     }
+    String classRefusal = refuseClasses(run, seen);
+    logDroppedProperties(run, seen.values());
     limitNewcomers(run, seen);
+    String slotRefusal = limitSlots(run, seen);
     if (rejected > 0) {
       LOG.warn(
           "configuration {}: ignored {} reported devices (blank or duplicate ids, or over {})",
@@ -562,12 +687,111 @@ public final class DiscoveryManager implements AutoCloseable {
           discovered - LOGGED_PER_SNAPSHOT);
     }
     markMissing(run, seen.keySet(), pending.reportedNanos());
+    String refusal =
+        classRefusal == null
+            ? slotRefusal
+            : slotRefusal == null ? classRefusal : classRefusal + "; " + slotRefusal;
+    if (refusal != null) {
+      if (!refusal.equals(run.refusal)) {
+        if (classRefusal != null) {
+          refused(Refusal.CLASS);
+        }
+        if (slotRefusal != null) {
+          refused(Refusal.SLOTS);
+        }
+      }
+      run.refusal = refusal;
+      status(run, State.INVALID, refusal);
+      return;
+    }
+    if (run.refusal != null) {
+      run.refusal = null;
+      status(run, State.DISCOVERING, "discovering with handler " + run.spec.handlerName());
+      return;
+    }
     status(
         run,
         run.state,
         statuses
             .getOrDefault(run.spec.name(), new ConfigurationStatus(run.state, "", 0))
             .message());
+  }
+
+  /**
+   * Leaves out of {@code seen} the devices whose class the Configuration may not use ({@link
+   * ClassPolicy}); returns the refusals as one message (empty: none).
+   */
+  private String refuseClasses(Run run, Map<String, DiscoveredDevice> seen) {
+    String own = run.spec.defaultClass();
+    Map<String, Optional<String>> verdicts = new HashMap<>();
+    Map<String, String> owners = null;
+    int refusedDevices = 0;
+    for (java.util.Iterator<DiscoveredDevice> it = seen.values().iterator(); it.hasNext(); ) {
+      String cls = it.next().deviceClass().orElse(own);
+      if (cls.equals(own)) {
+        continue;
+      }
+      if (owners == null) {
+        owners = classOwners(run);
+      }
+      Map<String, String> known = owners;
+      Optional<String> verdict =
+          verdicts.computeIfAbsent(
+              cls,
+              c ->
+                  classPolicy.refusal(
+                      run.spec.name(), c, known, run.spec.name().equals(known.get(c))));
+      if (verdict.isPresent()) {
+        it.remove();
+        refusedDevices++;
+      }
+    }
+    if (refusedDevices == 0) {
+      return null;
+    }
+    List<String> reasons =
+        verdicts.values().stream().flatMap(Optional::stream).sorted().limit(5).toList();
+    return (refusedDevices
+        + (refusedDevices == 1 ? " device" : " devices")
+        + " refused: "
+        + String.join("; ", reasons));
+  }
+
+  /** Which Configuration serves each class on this node (the first seen, for a shared one). */
+  private Map<String, String> classOwners(Run asking) {
+    Map<String, String> owners = new HashMap<>();
+    for (Run r : runs.values()) {
+      for (LocalDevice d : r.devices.values()) {
+        String cls = d.classResource();
+        if (r == asking) {
+          owners.put(cls, r.spec.name());
+        } else {
+          owners.putIfAbsent(cls, r.spec.name());
+        }
+      }
+    }
+    return owners;
+  }
+
+  /**
+   * Logs, once per Configuration and property name, each device property that never reaches a
+   * container (DESIGN §5: invalid or reserved names, NUL characters, over-long values).
+   */
+  private void logDroppedProperties(Run run, Collection<DiscoveredDevice> devices) {
+    for (DiscoveredDevice device : devices) {
+      for (Map.Entry<String, String> p : device.properties().entrySet()) {
+        Optional<String> reason = EnvContract.dropReason(p.getKey(), p.getValue(), false);
+        if (reason.isPresent()
+            && run.droppedLogged.size() < MAX_DROPPED_LOGGED
+            && run.droppedLogged.add(p.getKey())) {
+          LOG.warn(
+              "configuration {}: device property {} is not given to containers: {}",
+              run.spec.name(),
+              LogText.quote(p.getKey()),
+              reason.get());
+        }
+      }
+    }
   }
 
   /**
@@ -619,6 +843,55 @@ public final class DiscoveryManager implements AutoCloseable {
           run.devices.size(),
           left);
     }
+  }
+
+  /**
+   * Leaves out of {@code seen} the new devices whose slots (capacity each) would take the
+   * Configuration or the agent beyond {@link SlotLimits}; devices already tracked stay. Returns the
+   * refusal, if any device was left out.
+   */
+  private String limitSlots(Run run, Map<String, DiscoveredDevice> seen) {
+    long capacity = Math.max(1, run.spec.capacity());
+    long others = 0;
+    for (Run r : runs.values()) {
+      if (r != run) {
+        others += Math.max(1, (long) r.spec.capacity()) * r.devices.size();
+      }
+    }
+    long byConfiguration = slotLimits.perConfiguration() / capacity - run.devices.size();
+    long byAgent = (slotLimits.perAgent() - others) / capacity - run.devices.size();
+    long room = Math.min(byConfiguration, byAgent);
+    int left = 0;
+    for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
+      if (run.devices.containsKey(it.next())) {
+        continue;
+      }
+      if (room > 0) {
+        room--;
+      } else {
+        it.remove();
+        left++;
+      }
+    }
+    if (left == 0) {
+      return null;
+    }
+    boolean configurationBound = byConfiguration <= byAgent;
+    return left
+        + (left == 1 ? " device" : " devices")
+        + " of capacity "
+        + capacity
+        + " refused: "
+        + (configurationBound
+            ? "more than "
+                + slotLimits.perConfiguration()
+                + " slots for this Configuration"
+                + " (--max-slots-per-configuration)"
+            : "more than "
+                + slotLimits.perAgent()
+                + " slots on this agent, "
+                + others
+                + " of them other Configurations' (--max-slots-per-agent)");
   }
 
   /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */
@@ -703,6 +976,8 @@ public final class DiscoveryManager implements AutoCloseable {
     final Map<String, ScheduledFuture<?>> graceTimers = new HashMap<>();
     final AtomicReference<Pending> pending = new AtomicReference<>();
     List<DiscoveredDevice> lastSnapshot = List.of();
+    String refusal;
+    final Set<String> droppedLogged = new java.util.HashSet<>();
     int publishFailures;
     long addedNanos;
     boolean resultsReported;

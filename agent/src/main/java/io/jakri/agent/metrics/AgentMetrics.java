@@ -390,6 +390,16 @@ public final class AgentMetrics
   }
 
   @Override
+  public void refused(DiscoveryManager.Refusal refusal) {
+    Counter.builder("jakri.refusals")
+        .tag("reason", refusal.name())
+        .description(
+            "Configurations (or some of their devices) newly refused by this agent's policies")
+        .register(registry)
+        .increment();
+  }
+
+  @Override
   public void discoveryStarted(String handler, String configuration) {
     akriResponseResult(handler, "Success");
   }

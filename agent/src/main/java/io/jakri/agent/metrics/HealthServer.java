@@ -59,6 +59,11 @@ public final class HealthServer implements AutoCloseable {
     server.start();
   }
 
+  /** The address actually bound. */
+  public InetSocketAddress address() {
+    return server.getAddress();
+  }
+
   /** The port actually bound (useful with port 0). */
   public int port() {
     return server.getAddress().getPort();

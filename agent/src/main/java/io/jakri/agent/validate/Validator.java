@@ -1,11 +1,17 @@
 package io.jakri.agent.validate;
 
+import io.jakri.agent.Safeguards;
+import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.discovery.ClassPolicy;
+import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
+import io.jakri.handler.SafeYaml;
 import io.jakri.handler.Validation;
+import io.jakri.logging.LogText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +21,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -40,6 +48,8 @@ public final class Validator {
   static final String DETAILS = "spec.discoveryHandler.discoveryDetails";
 
   private final Path pluginsDir;
+  private final Set<String> classDomains;
+  private final Optional<Path> devicePluginDir;
   private final PrintWriter out;
   private final PrintWriter err;
 
@@ -49,7 +59,23 @@ public final class Validator {
    * @param err problems
    */
   public Validator(Path pluginsDir, PrintWriter out, PrintWriter err) {
+    this(pluginsDir, Safeguards.DEFAULT_CLASS_DOMAINS, Optional.empty(), out, err);
+  }
+
+  /**
+   * @param classDomains the domains the agent allows classes in (its {@code --class-domains})
+   * @param devicePluginDir the kubelet's device-plugin directory whose checkpoint names the
+   *     resources other device plugins registered; read only, when present
+   */
+  public Validator(
+      Path pluginsDir,
+      Set<String> classDomains,
+      Optional<Path> devicePluginDir,
+      PrintWriter out,
+      PrintWriter err) {
     this.pluginsDir = pluginsDir;
+    this.classDomains = Set.copyOf(classDomains);
+    this.devicePluginDir = devicePluginDir;
     this.out = out;
     this.err = err;
   }
@@ -60,6 +86,10 @@ public final class Validator {
     int problems = 0;
     // Where each Configuration name was first seen, across all files.
     Map<String, String> names = new HashMap<>();
+    // Which Configuration (and where) first named each class, across all files.
+    Map<String, String> classOwners = new HashMap<>();
+    Set<String> foreign =
+        devicePluginDir.map(d -> new KubeletCheckpoint(d).foreignResources()).orElse(Set.of());
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     try (PluginHandlerRegistry handlers = new PluginHandlerRegistry(pluginsDir, SYSTEM_VERSION)) {
       boolean pluginsDirExists = Files.isDirectory(pluginsDir);
@@ -93,6 +123,8 @@ public final class Validator {
                     + first
                     + "; applied to one namespace, the later replaces the earlier");
           }
+          int policy = checkPolicy(spec, where, classOwners, foreign);
+          problems += policy;
           Optional<DiscoveryHandler> handler = handlers.find(spec.handlerName());
           if (handler.isEmpty()) {
             out.println(
@@ -103,16 +135,18 @@ public final class Validator {
                     + "\" is not installed ("
                     + installed(pluginsDirExists, handlers)
                     + "); discoveryDetails not checked");
-            out.println(
-                where
-                    + ": configuration "
-                    + spec.name()
-                    + " is valid (discoveryDetails not checked)");
+            if (policy == 0) {
+              out.println(
+                  where
+                      + ": configuration "
+                      + spec.name()
+                      + " is valid (discoveryDetails not checked)");
+            }
             continue;
           }
           int found = checkDetails(handler.get(), spec, where, scheduler);
           problems += found;
-          if (found == 0) {
+          if (found == 0 && policy == 0) {
             out.println(where + ": configuration " + spec.name() + " is valid");
           }
         }
@@ -121,6 +155,126 @@ public final class Validator {
       scheduler.shutdownNow();
     }
     return problems == 0 ? 0 : 1;
+  }
+
+  /**
+   * The agent's policies: class names (DESIGN §4: the {@code resourceName} keys of the details, as
+   * the bundled handlers name a device's class) that the agent would refuse, are errors;
+   * brokerProperties with reserved env names, and env entries the agent would drop, are warnings.
+   * Returns the problem count.
+   */
+  private int checkPolicy(
+      ConfigurationSpec spec, String where, Map<String, String> classOwners, Set<String> foreign) {
+    int problems = 0;
+    Details details = Details.of(spec.discoveryDetails());
+    for (String cls : details.classes()) {
+      if (!ClassPolicy.validName(cls)) {
+        continue; // the handler's own check names what is wrong with it
+      }
+      Optional<String> refusal = ClassPolicy.nameRule(spec.name(), cls, classDomains);
+      String owner = classOwners.putIfAbsent(cls, spec.name() + " (" + where + ")");
+      if (refusal.isEmpty() && owner != null && !owner.startsWith(spec.name() + " (")) {
+        refusal =
+            Optional.of(
+                "class "
+                    + cls
+                    + " is also used by Configuration "
+                    + owner
+                    + "; a class belongs to one Configuration and the agent refuses the later");
+      }
+      if (refusal.isEmpty() && foreign.contains(cls)) {
+        refusal =
+            Optional.of(
+                "class "
+                    + cls
+                    + " is registered with the kubelet by another device plugin on this node"
+                    + " (its checkpoint); registering it would replace that plugin");
+      }
+      if (refusal.isPresent()) {
+        err.println(where + ": " + DETAILS + ": " + refusal.get());
+        problems++;
+      }
+    }
+    List<String> reserved =
+        spec.brokerProperties().keySet().stream()
+            .filter(n -> EnvContract.validName(n) && EnvContract.reserved(n))
+            .sorted()
+            .toList();
+    for (String name : reserved) {
+      out.println(
+          "warning: "
+              + where
+              + ": spec.brokerProperties."
+              + name
+              + ": reserved env name (it changes how programs in every container given the"
+              + " device run); the agent refuses this Configuration unless it runs with"
+              + " --allow-reserved-broker-env");
+    }
+    for (String drop : EnvContract.brokerPropertyDrops(spec.brokerProperties())) {
+      out.println("warning: " + where + ": " + drop);
+    }
+    for (String name : details.envNames()) {
+      EnvContract.dropReason(name, "", false)
+          .ifPresent(
+              reason ->
+                  out.println(
+                      "warning: "
+                          + where
+                          + ": "
+                          + DETAILS
+                          + ": device property "
+                          + LogText.quote(name)
+                          + " is not given to containers: "
+                          + reason));
+    }
+    return problems;
+  }
+
+  /**
+   * What the details say about classes and env, by the bundled handlers' conventions: {@code
+   * resourceName} values name a class, the keys of {@code env} and {@code properties} mappings and
+   * {@code envPrefix} values name device properties. Details that are not YAML say nothing.
+   */
+  private record Details(Set<String> classes, Set<String> envNames) {
+    static Details of(String text) {
+      Set<String> classes = new TreeSet<>();
+      Set<String> env = new TreeSet<>();
+      Object doc;
+      try {
+        doc = SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, 40).load(text);
+      } catch (RuntimeException | StackOverflowError e) {
+        return new Details(classes, env);
+      }
+      walk(doc, classes, env, 0);
+      return new Details(classes, env);
+    }
+
+    private static void walk(Object node, Set<String> classes, Set<String> env, int depth) {
+      if (depth > 40) {
+        return;
+      }
+      if (node instanceof Map<?, ?> map) {
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+          String key = String.valueOf(e.getKey());
+          Object value = e.getValue();
+          if (key.equals("resourceName") && isScalar(value)) {
+            classes.add(String.valueOf(value));
+          } else if (key.equals("envPrefix") && isScalar(value)) {
+            env.add(String.valueOf(value));
+          } else if ((key.equals("env") || key.equals("properties"))
+              && value instanceof Map<?, ?> m) {
+            m.keySet().forEach(k -> env.add(String.valueOf(k)));
+          }
+          walk(value, classes, env, depth + 1);
+        }
+      } else if (node instanceof List<?> list) {
+        list.forEach(item -> walk(item, classes, env, depth + 1));
+      }
+    }
+
+    private static boolean isScalar(Object value) {
+      return value instanceof String || value instanceof Number || value instanceof Boolean;
+    }
   }
 
   /** Runs the handler's check of the details; prints its messages; returns the problem count. */

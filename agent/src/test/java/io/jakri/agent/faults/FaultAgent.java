@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.Safeguards;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -43,6 +44,28 @@ final class FaultAgent implements AutoCloseable {
   static FaultAgent start(
       Path root, Path plugins, Duration offlineGrace, Optional<Duration> reclaimGrace)
       throws IOException {
+    return start(root, plugins, offlineGrace, reclaimGrace, Safeguards.defaults());
+  }
+
+  static FaultAgent start(
+      Path root,
+      Path plugins,
+      Duration offlineGrace,
+      Optional<Duration> reclaimGrace,
+      Safeguards safeguards)
+      throws IOException {
+    return start(root, plugins, offlineGrace, reclaimGrace, safeguards, -1);
+  }
+
+  /** With metrics served on {@code metricsPort} (0: any free port; negative: off). */
+  static FaultAgent start(
+      Path root,
+      Path plugins,
+      Duration offlineGrace,
+      Optional<Duration> reclaimGrace,
+      Safeguards safeguards,
+      int metricsPort)
+      throws IOException {
     Path config = Files.createDirectories(root.resolve("config"));
     Path dp = root.resolve("device-plugins");
     AgentOptions options =
@@ -58,6 +81,8 @@ final class FaultAgent implements AutoCloseable {
     if (reclaimGrace.isPresent()) {
       options = options.withReclaimGrace(reclaimGrace.get());
     }
+    options = options.withSafeguards(safeguards);
+    options = options.withMetricsPort(metricsPort);
     return new FaultAgent(root, config, dp, Agent.start(options));
   }
 

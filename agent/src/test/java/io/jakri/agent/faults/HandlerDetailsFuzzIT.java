@@ -27,14 +27,16 @@ import org.junit.jupiter.api.Test;
 /**
  * Fuzzes every packaged handler's discoveryDetails checking (the real plugin jars, loaded the way
  * the agent loads them): validate never throws and names what is wrong; details it accepts start a
- * discovery without an InvalidDetailsException (handlers whose start touches the network, zeroconf
- * and onvif, are only validated).
+ * discovery without an InvalidDetailsException (handlers whose start touches the network, zeroconf,
+ * onvif and opcua, are only validated).
  */
 class HandlerDetailsFuzzIT {
 
   private static final Path PLUGINS = Path.of("target", "plugins").toAbsolutePath();
   private static final int CASES = Integer.getInteger("jakri.fuzz.cases", 4000) / 2;
   private static final Set<String> STARTABLE = Set.of("simulated", "debugEcho", "static", "udev");
+  private static final List<String> HANDLERS =
+      List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua");
 
   private static PluginHandlerRegistry registry;
   private static ScheduledExecutorService scheduler;
@@ -55,10 +57,10 @@ class HandlerDetailsFuzzIT {
   @Test
   void everyHandlerRejectsGeneratedDetailsClearlyOrAcceptsThemConsistently() {
     assertThat(registry.names())
-        .contains("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif");
+        .contains("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua");
     List<String> failures = new ArrayList<>();
     int total = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif")) {
+    for (String name : HANDLERS) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       YamlFuzz fuzz = new YamlFuzz(ConfigurationFuzzTest.SEED + name.hashCode());
       int valid = 0;
@@ -111,7 +113,7 @@ class HandlerDetailsFuzzIT {
   void everyHandlerRefusesYamlAttacksInItsDetailsQuickly() {
     List<String> failures = new ArrayList<>();
     int cases = 0;
-    for (String name : List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif")) {
+    for (String name : HANDLERS) {
       DiscoveryHandler handler = registry.find(name).orElseThrow();
       for (Map.Entry<String, String> attack : YamlAttacks.all().entrySet()) {
         cases++;

@@ -203,6 +203,14 @@ final class YamlFuzz {
               port: %s
               txtRecords: {%s: x}
               """;
+          case "opcua" ->
+              """
+              opcuaDiscoveryMethod:
+                standard:
+                  discoveryUrls: [%s, %s]
+              applicationNames: {action: %s, items: [%s]}
+              pollIntervalSeconds: %s
+              """;
           case "onvif" ->
               """
               ipAddresses: {action: %s, items: [%s]}
@@ -223,6 +231,10 @@ final class YamlFuzz {
         switch (handler) {
           case "static" -> new String[] {"node-b", "example.com/widget", "0001", "1", "B"};
           case "zeroconf" -> new String[] {"_http._tcp", "printer", "local", "631", "path"};
+          case "opcua" ->
+              new String[] {
+                "opc.tcp://plc:4840/", "opc.tcp://10.0.0.1:48010/UA", "Include", "Boiler", "10"
+              };
           case "onvif" ->
               new String[] {
                 "Include", "10.0.0.1", "00:12:41:5c:a1:a5", "onvif://www.onvif.org/name/Cam", "1"

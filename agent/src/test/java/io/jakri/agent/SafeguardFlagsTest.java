@@ -1,0 +1,42 @@
+package io.jakri.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.jakri.agent.discovery.SlotLimits;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** The safeguard flags and their documented defaults. */
+class SafeguardFlagsTest {
+
+  private static Safeguards parse(String... args) {
+    Main main = new Main();
+    new CommandLine(main).parseArgs(args);
+    return main.safeguards();
+  }
+
+  @Test
+  void defaultsAreTheDocumentedOnes() {
+    assertThat(parse()).isEqualTo(Safeguards.defaults());
+    assertThat(Safeguards.defaults().classDomains()).containsExactly("example.com");
+    assertThat(Safeguards.defaults().metricsBindAddress()).isEqualTo("0.0.0.0");
+    assertThat(Safeguards.defaults().allowReservedBrokerEnv()).isFalse();
+    assertThat(Safeguards.defaults().slotLimits()).isEqualTo(new SlotLimits(100_000, 150_000));
+  }
+
+  @Test
+  void flagsReplaceTheDefaults() {
+    Safeguards s =
+        parse(
+            "--class-domains=Nvidia.com,example.org",
+            "--allow-reserved-broker-env",
+            "--metrics-bind-address=127.0.0.1",
+            "--max-slots-per-configuration=10",
+            "--max-slots-per-agent=20");
+    assertThat(s.classDomains()).containsExactlyInAnyOrder("nvidia.com", "example.org");
+    assertThat(s.allowReservedBrokerEnv()).isTrue();
+    assertThat(s.metricsBindAddress()).isEqualTo("127.0.0.1");
+    assertThat(s.slotLimits()).isEqualTo(new SlotLimits(10, 20));
+    assertThat(parse("--class-domains=").classDomains()).isEmpty();
+  }
+}

@@ -1,0 +1,140 @@
+package io.jakri.agent.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.jakri.agent.Safeguards;
+import io.jakri.agent.TestAgent;
+import io.jakri.logging.LogFormat;
+import io.jakri.logging.ShippedLogback;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the agent writes to its log cannot be forged or flooded by what it reads: a device id with a
+ * line break stays on its line; gRPC's own transport warnings (java.util.logging) go through the
+ * agent's logging at DEBUG instead of multi-line blocks on stderr. Also: the metrics endpoint binds
+ * where the operator says.
+ */
+class LogHygieneIT {
+
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  @TempDir Path tmp;
+
+  @Test
+  void aDeviceIdWithALineBreakCannotForgeALogLine() throws Exception {
+    Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
+    ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    logs.start();
+    root.addAppender(logs);
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
+    try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+      a.writeConfig(
+          "cam",
+          TestAgent.configuration(
+              "cam",
+              "simulated",
+              1,
+              "descriptions:\n- \"cam\\n05:00:00.000 ERROR [main] Agent - forged\\r\\u001b[2K\""));
+      await()
+          .atMost(WAIT)
+          .until(
+              () ->
+                  logs.list.stream()
+                      .anyMatch(e -> e.getFormattedMessage().contains("discovered as instance")));
+      ILoggingEvent discovered =
+          logs.list.stream()
+              .filter(e -> e.getFormattedMessage().contains("discovered as instance"))
+              .findFirst()
+              .orElseThrow();
+      String line;
+      // As the shipped text format (the agent's logback.xml) writes it.
+      try (ShippedLogback shipped =
+          new ShippedLogback(
+              LogHygieneIT.class.getClassLoader().getResource("logback.xml"), LogFormat.TEXT)) {
+        line = shipped.textLine(discovered);
+      }
+      assertThat(line).endsWith(System.lineSeparator());
+      assertThat(line.strip()).doesNotContain("\n").doesNotContain("\r").doesNotContain("\u001b");
+      assertThat(line).contains("cam\\n05:00:00.000 ERROR [main] Agent - forged\\r\\u001b[2K");
+    } finally {
+      root.detachAppender(logs);
+    }
+  }
+
+  @Test
+  void grpcTransportWarningsGoThroughTheAgentsLoggingAtDebug() throws Exception {
+    String name = "io.grpc.netty.shaded.io.grpc.netty.NettyServerHandler";
+    Logger logger = (Logger) LoggerFactory.getLogger(name);
+    Level previous = logger.getLevel();
+    ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    logs.start();
+    logger.addAppender(logs);
+    logger.setLevel(Level.DEBUG);
+    PrintStream err = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
+    try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+      System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+      // What gRPC's server handler logs when a peer sends a bad HTTP/2 stream.
+      java.util.logging.Logger.getLogger(name)
+          .log(
+              java.util.logging.Level.WARNING,
+              "Stream Error",
+              new IllegalStateException("Received DATA frame for an unknown stream 3"));
+    } finally {
+      System.setErr(err);
+      logger.detachAppender(logs);
+      logger.setLevel(previous);
+    }
+    assertThat(captured.toString(StandardCharsets.UTF_8)).doesNotContain("WARNING");
+    assertThat(logs.list)
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getLevel()).isEqualTo(Level.DEBUG);
+              assertThat(e.getFormattedMessage()).isEqualTo("Stream Error");
+              assertThat(e.getThrowableProxy().getMessage()).contains("unknown stream 3");
+            });
+  }
+
+  @Test
+  void theMetricsEndpointBindsToTheGivenAddress() throws Exception {
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
+    try (FaultAgent a =
+        FaultAgent.start(
+            tmp.resolve("agent"),
+            plugins,
+            Duration.ofSeconds(60),
+            Optional.empty(),
+            Safeguards.defaults().withMetricsBindAddress("127.0.0.1"),
+            0)) {
+      assertThat(a.agent.healthAddress()).isPresent();
+      assertThat(a.agent.healthAddress().get().getAddress().isLoopbackAddress()).isTrue();
+    }
+    try (FaultAgent a =
+        FaultAgent.start(
+            tmp.resolve("agent2"),
+            plugins,
+            Duration.ofSeconds(60),
+            Optional.empty(),
+            Safeguards.defaults(),
+            0)) {
+      assertThat(a.agent.healthAddress().get().getAddress().isAnyLocalAddress())
+          .as("default: every interface, as documented")
+          .isTrue();
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package io.jakri.agent.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.jakri.agent.Safeguards;
+import io.jakri.agent.TestAgent;
+import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.SlotLimits;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Memory is bounded per Configuration and per agent: devices whose slots (capacity each) would go
+ * beyond the limits are refused, with an INVALID status and a metric, and the rest is served.
+ */
+class SlotLimitsIT {
+
+  private static final Duration WAIT = Duration.ofSeconds(30);
+
+  @TempDir Path tmp;
+
+  @Test
+  void aHugeCapacityIsRefusedUnderTheDefaultLimits() throws Exception {
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
+    try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+      a.writeConfig("huge", TestAgent.configuration("huge", "simulated", 110_000, "count: 1"));
+      a.writeConfig("small", TestAgent.configuration("small", "simulated", 2, "count: 1"));
+      a.awaitAllocatable("akri.sh/small", 2, WAIT);
+      awaitRefused(a, "huge", "more than 100000 slots for this Configuration");
+      assertThat(a.instancesOf("huge")).isZero();
+      assertThat(a.agent.metrics().scrape()).contains("jakri_refusals_total{reason=\"SLOTS\"} 1.0");
+    }
+  }
+
+  @Test
+  void devicesBeyondTheConfigurationsLimitAreRefusedTheRestServed() throws Exception {
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
+    try (FaultAgent a = start(plugins, new SlotLimits(10, 1_000))) {
+      a.writeConfig("big", TestAgent.configuration("big", "simulated", 4, "count: 5"));
+      awaitRefused(a, "big", "3 devices of capacity 4 refused: more than 10 slots");
+      a.awaitAllocatable("akri.sh/big", 8, WAIT);
+      assertThat(a.instancesOf("big")).isEqualTo(2);
+
+      // A capacity the devices can no longer all have: admitted again within the limit.
+      a.writeConfig("big", TestAgent.configuration("big", "simulated", 10, "count: 5"));
+      awaitRefused(a, "big", "4 devices of capacity 10 refused");
+      a.awaitAllocatable("akri.sh/big", 10, WAIT);
+      await().atMost(WAIT).until(() -> a.instancesOf("big") == 1);
+      assertThat(a.slotsHeld("big")).isZero();
+    }
+  }
+
+  @Test
+  void theAgentsLimitIsSharedAndFreedRoomIsTakenUp() throws Exception {
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
+    try (FaultAgent a = start(plugins, new SlotLimits(100, 12))) {
+      a.writeConfig("first", TestAgent.configuration("first", "simulated", 5, "count: 2"));
+      a.awaitAllocatable("akri.sh/first", 10, WAIT);
+      a.writeConfig("second", TestAgent.configuration("second", "simulated", 1, "count: 5"));
+      awaitRefused(a, "second", "more than 12 slots on this agent, 10 of them other");
+      a.awaitAllocatable("akri.sh/second", 2, WAIT);
+
+      a.deleteConfig("first");
+      a.awaitAllocatable("akri.sh/second", 5, WAIT);
+      await()
+          .atMost(WAIT)
+          .until(
+              () ->
+                  a.agent.discovery().statuses().get("second").state()
+                      == DiscoveryManager.State.DISCOVERING);
+    }
+  }
+
+  private FaultAgent start(Path plugins, SlotLimits limits) throws Exception {
+    return FaultAgent.start(
+        tmp.resolve("agent"),
+        plugins,
+        Duration.ofSeconds(1),
+        Optional.empty(),
+        Safeguards.defaults().withSlotLimits(limits));
+  }
+
+  private static void awaitRefused(FaultAgent a, String configuration, String reason) {
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              DiscoveryManager.ConfigurationStatus status =
+                  a.agent.discovery().statuses().get(configuration);
+              assertThat(status).isNotNull();
+              assertThat(status.state()).isEqualTo(DiscoveryManager.State.INVALID);
+              assertThat(status.message()).contains(reason);
+            });
+  }
+}

@@ -1,0 +1,91 @@
+package io.jakri.handler.opcua;
+
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.util.HashedWheelTimer;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The two threads Milo cannot do without, shared by every opcua discovery of one handler: a netty
+ * event loop for the TCP connections (one thread) and a wheel timer for request timeouts. They are
+ * created when the first discovery starts and stopped when the last one closes, so an agent with no
+ * opcua Configuration runs no OPC UA thread; Milo's own static shared pools are never used.
+ * Thread-safe.
+ */
+final class MiloTransport {
+
+  /** What one discovery holds while it runs; closing it gives the transport back. */
+  interface Lease extends AutoCloseable {
+    NioEventLoopGroup eventLoop();
+
+    HashedWheelTimer timer();
+
+    @Override
+    void close();
+  }
+
+  private int users;
+  private NioEventLoopGroup eventLoop;
+  private HashedWheelTimer timer;
+
+  /** Takes the transport, creating its threads if nobody holds it. */
+  synchronized Lease acquire() {
+    if (users == 0) {
+      eventLoop = new NioEventLoopGroup(1, daemon("jakri-opcua-io"));
+      timer = new HashedWheelTimer(daemon("jakri-opcua-timer"), 50, TimeUnit.MILLISECONDS);
+    }
+    users++;
+    NioEventLoopGroup loop = eventLoop;
+    HashedWheelTimer wheel = timer;
+    return new Lease() {
+      private boolean closed;
+
+      @Override
+      public NioEventLoopGroup eventLoop() {
+        return loop;
+      }
+
+      @Override
+      public HashedWheelTimer timer() {
+        return wheel;
+      }
+
+      @Override
+      public void close() {
+        synchronized (MiloTransport.this) {
+          if (closed) {
+            return;
+          }
+          closed = true;
+          release();
+        }
+      }
+    };
+  }
+
+  /** Whether threads are running (for tests). */
+  synchronized boolean active() {
+    return users > 0;
+  }
+
+  private void release() {
+    users--;
+    if (users == 0) {
+      // Neither call blocks: the event loop stops on its own thread, the timer's worker exits.
+      eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      timer.stop();
+      eventLoop = null;
+      timer = null;
+    }
+  }
+
+  private static ThreadFactory daemon(String name) {
+    AtomicInteger count = new AtomicInteger();
+    return runnable -> {
+      Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+}

@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.jakri.agent.allocation.ClaimKeeper;
+import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
@@ -25,6 +27,8 @@ import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.events.AgentEvents;
+import io.jakri.agent.external.CombinedHandlerRegistry;
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -83,6 +87,8 @@ public final class Agent implements AutoCloseable {
   private final InstanceStore store;
   private final NodeResources resources;
   private final PluginHandlerRegistry handlers;
+  private final Optional<ExternalHandlers> externalHandlers;
+  private final HandlerRegistry allHandlers;
   private final DiscoveryManager discovery;
   private final Optional<ConfigurationFiles> configurationFiles;
   private final Optional<Cluster> cluster;
@@ -143,20 +149,44 @@ public final class Agent implements AutoCloseable {
             .map(
                 c ->
                     new KubernetesInstanceStore(
-                        c, options.namespaces(), watcher::namespaceOf, watcher::ownerOf, calls))
+                        c,
+                        options.namespaces(),
+                        watcher::namespaceOf,
+                        options.nodeName(),
+                        watcher::ownerOf,
+                        calls))
             .orElse(null);
     this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
-    this.resources = new NodeResources(options.nodeName(), updates, plugins);
+    LocalClaims claims = new LocalClaims(options.nodeName());
+    this.resources = new NodeResources(options.nodeName(), updates, plugins, claims);
     store.addListener(resources);
     this.handlers = handlers;
-    this.secrets = client.map(KubernetesPropertyResolver::asAkri);
+    this.externalHandlers =
+        options
+            .externalHandlers()
+            .map(
+                o ->
+                    new ExternalHandlers(
+                        o.directory(),
+                        group,
+                        grpcExecutor,
+                        scheduler,
+                        o.settings(),
+                        System::nanoTime));
+    this.allHandlers =
+        externalHandlers
+            .<HandlerRegistry>map(e -> new CombinedHandlerRegistry(handlers, e))
+            .orElse(handlers);
+    Optional<KubernetesPropertyResolver> clusterProperties =
+        client.map(KubernetesPropertyResolver::asAkri);
+    this.secrets = clusterProperties;
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),
-            handlers,
-            secrets.isPresent() ? secrets.get() : PropertyResolver.literalOnly(),
-            new InstanceLifecycle(options.nodeName(), updates),
+            allHandlers,
+            clusterProperties.<PropertyResolver>map(r -> r).orElse(PropertyResolver.literalOnly()),
+            new InstanceLifecycle(options.nodeName(), updates, claims),
             resources,
             scheduler,
             options.offlineGrace(),
@@ -217,7 +247,20 @@ public final class Agent implements AutoCloseable {
                     }
                   }));
       discovery.addStatusListener(status::changed);
+      // Akri-protocol handlers get Secret and ConfigMap (binaryData too) values as stored.
+      externalHandlers.ifPresent(
+          e ->
+              e.usePropertyBytes(
+                  name -> {
+                    ConfigurationWatcher.Known known = watcher.known().get(name);
+                    if (known == null || known.spec().isEmpty()) {
+                      return Optional.empty();
+                    }
+                    return Optional.of(clusterProperties.get().resolveBytes(known.spec().get()));
+                  }));
       store.addListener(new Repair(options.nodeName()));
+      // Other writers may delete, replace or edit Instances: this node's claims are written back.
+      new ClaimKeeper(claims, updates, apiWrites).start();
     }
     this.podResources =
         new GrpcPodResourcesClient(
@@ -233,7 +276,9 @@ public final class Agent implements AutoCloseable {
             reclaimTimer,
             Clock.systemUTC(),
             options.reclaimGrace(),
-            SlotReclaimer.periodFor(options.reclaimGrace()));
+            SlotReclaimer.periodFor(options.reclaimGrace()),
+            claims,
+            resources::usageOf);
     this.metrics =
         new AgentMetrics(
             options.nodeName(),
@@ -375,6 +420,17 @@ public final class Agent implements AutoCloseable {
     plugins.start();
     handlers.loadAll();
     handlers.watch(scheduler);
+    if (externalHandlers.isPresent()) {
+      try {
+        externalHandlers.get().start();
+      } catch (IOException | RuntimeException e) {
+        // The plugins and every other part keep working without Akri-protocol handlers.
+        LOG.error(
+            "Akri-protocol discovery handlers not served in {}: {}",
+            externalHandlers.get().directory(),
+            e.getMessage() == null ? e.toString() : e.getMessage());
+      }
+    }
     if (configurationFiles.isPresent()) {
       configurationFiles.get().start();
     }
@@ -551,8 +607,14 @@ public final class Agent implements AutoCloseable {
     return resources;
   }
 
+  /** Every handler: the plugins' and the registered external ones (which win on equal names). */
   public HandlerRegistry handlers() {
-    return handlers;
+    return allHandlers;
+  }
+
+  /** Akri-protocol discovery handlers, when served. */
+  public Optional<ExternalHandlers> externalHandlers() {
+    return externalHandlers;
   }
 
   /** Plugin jars that could not be loaded, with reasons. */
@@ -579,6 +641,7 @@ public final class Agent implements AutoCloseable {
    */
   @Override
   public void close() {
+    externalHandlers.ifPresent(ExternalHandlers::stopServing);
     health.ifPresent(HealthServer::close);
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();
@@ -591,6 +654,7 @@ public final class Agent implements AutoCloseable {
         });
     secrets.ifPresent(KubernetesPropertyResolver::close);
     discovery.close();
+    externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();

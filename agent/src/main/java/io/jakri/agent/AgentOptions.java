@@ -1,6 +1,7 @@
 package io.jakri.agent;
 
 import io.jakri.agent.cluster.WatchedNamespaces;
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.SlotReclaimer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,6 +21,7 @@ import java.util.Optional;
  *     any free port
  * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
  *     the metrics address)
+ * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
  */
 public record AgentOptions(
     String nodeName,
@@ -34,7 +36,8 @@ public record AgentOptions(
     WatchedNamespaces namespaces,
     boolean tidyNode,
     int metricsPort,
-    Safeguards safeguards) {
+    Safeguards safeguards,
+    Optional<ExternalHandlers.Options> externalHandlers) {
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -82,7 +85,8 @@ public record AgentOptions(
         WatchedNamespaces.all(),
         true,
         -1,
-        Safeguards.defaults());
+        Safeguards.defaults(),
+        Optional.empty());
   }
 
   /** A copy for cluster mode watching only {@code newNamespace}. */
@@ -105,7 +109,8 @@ public record AgentOptions(
         newNamespaces,
         newTidyNode,
         metricsPort,
-        safeguards);
+        safeguards,
+        externalHandlers);
   }
 
   /** A copy with another reclaim grace. */
@@ -123,7 +128,8 @@ public record AgentOptions(
         namespaces,
         tidyNode,
         metricsPort,
-        safeguards);
+        safeguards,
+        externalHandlers);
   }
 
   /** A copy serving metrics and health on {@code port} (0: any free port). */
@@ -141,7 +147,8 @@ public record AgentOptions(
         namespaces,
         tidyNode,
         port,
-        safeguards);
+        safeguards,
+        externalHandlers);
   }
 
   /** A copy with other safeguards. */
@@ -159,6 +166,26 @@ public record AgentOptions(
         namespaces,
         tidyNode,
         metricsPort,
-        newSafeguards);
+        newSafeguards,
+        externalHandlers);
+  }
+
+  /** A copy serving Akri's discovery-handler registration as {@code external} says. */
+  public AgentOptions withExternalHandlers(Optional<ExternalHandlers.Options> external) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespaces,
+        tidyNode,
+        metricsPort,
+        safeguards,
+        external);
   }
 }

@@ -38,7 +38,7 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,zeroconf,udev,opcua,controller,scale,floor] [--bench-jar PATH] [--keep]
+ * idle,cluster,writes,fair,zeroconf,udev,opcua,controller,scale,floor] [--bench-jar PATH] [--keep]
  * [--work-root DIR]}.
  */
 public final class Bench {
@@ -183,6 +183,7 @@ public final class Bench {
               "floor",
               "cluster",
               "writes",
+              "fair",
               "zeroconf",
               "udev",
               "opcua",
@@ -335,6 +336,15 @@ public final class Bench {
     }
     if (options.scenarios.contains("writes")) {
       attempt("api_writes_per_device", () -> cluster.writesRun(10, 100));
+    }
+    if (options.scenarios.contains("fair")) {
+      attempt(
+          "fair_small_beside_big_advertise_ms",
+          () -> {
+            for (int run = 0; run < options.runs; run++) {
+              cluster.fairRun(run, options.quick ? 2_000 : 10_000);
+            }
+          });
     }
     if (options.scenarios.contains("zeroconf")) {
       attempt(
@@ -829,6 +839,18 @@ public final class Bench {
           Optional.empty());
       fig("allocate_cluster_conflict_reads", "requests", "(0 expected)", Optional.empty());
     }
+    if (samples.containsKey("fair_small_beside_big_advertise_ms")) {
+      floor(
+          "fair_small_beside_big_advertise_ms",
+          "fair_small_alone_advertise_ms",
+          "ms",
+          "(floor = the same Configuration on the idle agent)");
+      fig(
+          "fair_big_instances_written_when_small_advertised",
+          "Instances",
+          "(of the big one's; < all: it did not wait)",
+          Optional.empty());
+    }
     if (samples.containsKey("zeroconf_publish_to_advertised_ms")) {
       double v = med("zeroconf_publish_to_advertised_ms");
       double f = med("jmdns_publish_to_resolved_ms");
@@ -1087,7 +1109,10 @@ public final class Bench {
               "--pod-resources-socket",
               podResources.toString(),
               "--plugins-dir",
-              options.plugins.toString()));
+              options.plugins.toString(),
+              // as deployed (the registration socket is served), never in the host's /var/lib/akri
+              "--discovery-handlers-dir",
+              dir.resolveSibling(dir.getFileName() + "-akri").toString()));
       return ChildJvm.start(jvm, options.agentEnv, args, log);
     }
 

@@ -330,6 +330,74 @@ final class ClusterBench {
     }
   }
 
+  /**
+   * Fair queues: one cluster-mode agent; a small Configuration (one simulated device) is applied
+   * while a big one ({@code bigDevices} devices) is still being written and registered, and its
+   * time from apply to advertised (its class resource in the kubelet emulator's capacity) is
+   * measured. The floor is the same small Configuration applied to the same idle agent first, in
+   * the same run. Also reports how many of the big one's Instances were written by then.
+   */
+  void fairRun(int run, int bigDevices) throws Exception {
+    Path root = Files.createDirectories(work.resolve("cf" + run));
+    try (MockApi api = MockApi.start(options, root);
+        KubernetesClient client = api.client(FLOOR_AGENT)) {
+      createNode(client, "f0");
+      try (Node node = startAgent(api, root, "f0", true)) {
+        awaitCount(api, "watch instances", 1);
+        awaitCount(api, "watch configurations", 1);
+        double alone = advertise(client, node, "small-alone");
+        apply(client, simulatedCount("big", bigDevices));
+        long deadline = System.nanoTime() + READY.toNanos();
+        while (countInstances(client, "big") == 0) {
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("no Instance of the big Configuration appeared");
+          }
+          Thread.sleep(20);
+        }
+        double beside = advertise(client, node, "small-beside");
+        long written = countInstances(client, "big");
+        System.out.printf(
+            "  small Configuration advertised in %.0f ms alone, %.0f ms beside a %d-device one"
+                + " (%d of its Instances written then)%n",
+            alone, beside, bigDevices, written);
+        add.accept("fair_small_alone_advertise_ms", alone);
+        add.accept("fair_small_beside_big_advertise_ms", beside);
+        add.accept("fair_big_instances_written_when_small_advertised", (double) written);
+      }
+    }
+  }
+
+  /** Applies a one-device Configuration and waits until its class resource is advertised. */
+  private static double advertise(KubernetesClient client, Node node, String name)
+      throws Exception {
+    String resource = "akri.sh/" + name;
+    long t0 = System.nanoTime();
+    apply(client, simulatedCount(name, 1));
+    long deadline = t0 + READY.toNanos();
+    while (node.emulator().capacity().getOrDefault(resource, 0L) < 1) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(resource + " was not advertised");
+      }
+      Thread.sleep(2);
+    }
+    return (System.nanoTime() - t0) / 1e6;
+  }
+
+  private static long countInstances(KubernetesClient client, String configuration) {
+    return client.resources(Instance.class).inNamespace(NS).list().getItems().stream()
+        .filter(i -> configuration.equals(i.getSpec().getConfigurationName()))
+        .count();
+  }
+
+  static String simulatedCount(String name, int devices) {
+    return "apiVersion: akri.sh/v0\nkind: Configuration\nmetadata:\n  name: "
+        + name
+        + "\nspec:\n  capacity: 1\n  discoveryHandler:\n    name: simulated\n"
+        + "    discoveryDetails: |\n      count: "
+        + devices
+        + "\n";
+  }
+
   /** Counts (bench's own requests left out) once they have not changed for 2 s. */
   private static Map<String, Long> steady(MockApi api) throws Exception {
     Map<String, Long> last = api.counts();

@@ -110,7 +110,9 @@ final class OpcuaBench {
               "--pod-resources-socket",
               podResources.toString(),
               "--plugins-dir",
-              plugins.toString());
+              plugins.toString(),
+              "--discovery-handlers-dir",
+              root.resolve("akri").toString());
       try (ChildJvm agent = ChildJvm.start(agentJvm, options.agentEnv(), args, log)) {
         await(() -> healthyAt.containsKey("akri.sh/opcwarm"), agent, "warm-up server");
         // Floor warm-up: Milo's classes loaded and compiled a little, as the agent's are by now.

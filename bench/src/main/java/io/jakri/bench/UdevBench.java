@@ -134,6 +134,8 @@ final class UdevBench {
             podResources.toString(),
             "--plugins-dir",
             plugins.toString(),
+            "--discovery-handlers-dir",
+            root.resolve("akri").toString(),
             "--offline-grace",
             "2s");
     List<Integer> ours = new ArrayList<>();

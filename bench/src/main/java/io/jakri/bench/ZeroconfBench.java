@@ -102,7 +102,9 @@ final class ZeroconfBench {
               "--pod-resources-socket",
               podResources.toString(),
               "--plugins-dir",
-              plugins.toString());
+              plugins.toString(),
+              "--discovery-handlers-dir",
+              root.resolve("akri").toString());
       try (ChildJvm agent =
           ChildJvm.start(agentJvm, options.agentEnv(), args, root.resolve("agent.log"))) {
         // Both browsers up and answering before timing starts: one service seen by both.

@@ -40,11 +40,38 @@ public final class NodeResources implements InstanceStore.Listener {
   // (which cost a rejected write plus a fresh read each against the API server).
   private final Map<String, Object> claimLocks = new ConcurrentHashMap<>();
   private final List<ClaimListener> claimListeners = new CopyOnWriteArrayList<>();
+  private final LocalClaims claims;
 
-  public NodeResources(String node, InstanceUpdates updates, DevicePluginManager plugins) {
+  public NodeResources(
+      String node, InstanceUpdates updates, DevicePluginManager plugins, LocalClaims claims) {
     this.node = node;
     this.updates = updates;
     this.plugins = plugins;
+    this.claims = claims;
+  }
+
+  /** This node's record of the slots it holds. */
+  public LocalClaims claims() {
+    return claims;
+  }
+
+  /**
+   * The slot usage a device the kubelet reports in use stands for, when it is a slot of a device
+   * discovered here, reported under this device's Instance resource (a node claim) or its class
+   * resource (a class claim); empty for anything else (other device plugins' devices).
+   */
+  public Optional<SlotUsage> usageOf(String resourceName, String deviceId) {
+    LocalDevice device = locals.get(ClassResource.instanceOf(deviceId));
+    if (device == null) {
+      return Optional.empty();
+    }
+    if (resourceName.equals(device.instanceResource())) {
+      return Optional.of(new SlotUsage.NodeUse(node));
+    }
+    if (resourceName.equals(device.classResource())) {
+      return Optional.of(new SlotUsage.ClassUse(deviceId, node));
+    }
+    return Optional.empty();
   }
 
   public String node() {
@@ -193,6 +220,10 @@ public final class NodeResources implements InstanceStore.Listener {
                 }
                 return Optional.of(instance.withUsage(usage));
               });
+      // Granted: this node's own record holds it from now on, whatever the Instance says.
+      for (String slot : slots) {
+        claims.hold(instanceName, slot, usageFor.apply(slot));
+      }
       return result.orElseThrow();
     } catch (StoreException e) {
       lastLost = !(e instanceof StoreException.Unavailable);
@@ -212,6 +243,32 @@ public final class NodeResources implements InstanceStore.Listener {
     }
   }
 
+  /**
+   * Frees every slot of {@code instanceName} this node holds, in the Instance and in this node's
+   * record of its claims, as the slot reclaimer does with slots no container uses (for tests and
+   * tools that reset an Instance; the holder is the only one whose free the other nodes honour at
+   * once). Returns the slots it released.
+   */
+  public List<String> releaseHeld(String instanceName) {
+    Set<String> slots = new TreeSet<>(Instance.SLOT_ORDER);
+    slots.addAll(claims.held(instanceName).keySet());
+    stored(instanceName)
+        .ifPresent(
+            i ->
+                i.deviceUsage()
+                    .forEach(
+                        (slot, usage) -> {
+                          if (usage.heldBy(node)) {
+                            slots.add(slot);
+                          }
+                        }));
+    List<String> list = new ArrayList<>(slots);
+    if (!list.isEmpty()) {
+      release(instanceName, list);
+    }
+    return list;
+  }
+
   /** Frees {@code slots} of an Instance if this node holds them (undoing a partial claim). */
   void release(String instanceName, List<String> slots) {
     synchronized (claimLocks.computeIfAbsent(instanceName, k -> new Object())) {
@@ -220,24 +277,34 @@ public final class NodeResources implements InstanceStore.Listener {
   }
 
   private void releaseLocked(String instanceName, List<String> slots) {
+    slots.forEach(slot -> claims.beginRelease(instanceName, slot));
+    Optional<Instance> after = Optional.empty();
     try {
-      updates.apply(
-          instanceName,
-          current -> {
-            if (current.isEmpty()) {
-              return current;
-            }
-            Map<String, SlotUsage> usage = new LinkedHashMap<>(current.get().deviceUsage());
-            for (String slot : slots) {
-              SlotUsage held = usage.get(slot);
-              if (held != null && held.heldBy(node)) {
-                usage.put(slot, SlotUsage.Free.INSTANCE);
-              }
-            }
-            return Optional.of(current.get().withUsage(usage));
-          });
+      after =
+          updates.apply(
+              instanceName,
+              current -> {
+                if (current.isEmpty()) {
+                  return current;
+                }
+                Map<String, SlotUsage> usage = new LinkedHashMap<>(current.get().deviceUsage());
+                for (String slot : slots) {
+                  SlotUsage held = usage.get(slot);
+                  if (held != null && held.heldBy(node)) {
+                    usage.put(slot, SlotUsage.Free.INSTANCE);
+                  }
+                }
+                return Optional.of(current.get().withUsage(usage));
+              });
     } catch (StoreException e) {
       LOG.warn("instance {}: could not release {}: {}", instanceName, slots, e.getMessage());
+      after = stored(instanceName);
+    } finally {
+      Optional<Instance> state = after;
+      slots.forEach(
+          slot ->
+              claims.endRelease(
+                  instanceName, slot, state.map(i -> i.deviceUsage().get(slot)).orElse(null)));
     }
   }
 

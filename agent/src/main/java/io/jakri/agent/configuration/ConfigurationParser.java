@@ -36,7 +36,7 @@ public final class ConfigurationParser {
   public static final int MAX_CAPACITY = 1_000_000;
 
   /** The largest gRPC message the kubelet's device-plugin client receives (gRPC's default). */
-  static final int KUBELET_MAX_MESSAGE = 4 * 1024 * 1024;
+  public static final int KUBELET_MAX_MESSAGE = 4 * 1024 * 1024;
 
   private static final int UNHEALTHY_LENGTH = "Unhealthy".length();
 
@@ -264,6 +264,15 @@ public final class ConfigurationParser {
             + " bytes, more than the kubelet accepts ("
             + KUBELET_MAX_MESSAGE
             + " bytes)");
+  }
+
+  /**
+   * How many devices of Configuration {@code name}, {@code capacity} slots each, fit in one
+   * ListAndWatch message of its class resource, which lists every slot of every device.
+   */
+  public static long devicesPerListAndWatch(String name, int capacity) {
+    long perDevice = listAndWatchBytes(name.length() + 7, Math.max(1, capacity));
+    return KUBELET_MAX_MESSAGE / Math.max(1, perDevice);
   }
 
   /** Bytes of a ListAndWatchResponse listing {@code slots} devices of an Instance name length. */

@@ -2,6 +2,7 @@ package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.instance.StoreException;
@@ -57,6 +58,12 @@ public final class DiscoveryManager implements AutoCloseable {
   /** Dropped property names logged per Configuration; more are dropped without a line each. */
   private static final int MAX_DROPPED_LOGGED = 100;
 
+  /**
+   * Devices written to the store in one turn of a Configuration before the next Configuration with
+   * devices waiting gets its turn (see {@link #publishTurn}).
+   */
+  static final int PUBLISH_BATCH = 8;
+
   private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
   private static final Duration MIN_RESTART = Duration.ofSeconds(1);
   private static final Duration MAX_RESTART = Duration.ofMinutes(1);
@@ -79,6 +86,10 @@ public final class DiscoveryManager implements AutoCloseable {
   private final ClassPolicy classPolicy;
   private final boolean allowReservedBrokerEnv;
   private final SlotLimits slotLimits;
+  // Configurations with devices waiting to be written to the store, in turn order, and whether a
+  // turn is queued on the discovery thread. Confined to the discovery thread.
+  private final java.util.LinkedHashSet<Run> publishing = new java.util.LinkedHashSet<>();
+  private boolean publishTurnQueued;
   private volatile boolean closed;
 
   /**
@@ -677,7 +688,7 @@ public final class DiscoveryManager implements AutoCloseable {
           timer.cancel(false);
         }
         run.devices.put(e.getKey(), next);
-        publishDevice(run, next);
+        queuePublish(run, e.getKey());
       }
     }
     if (discovered > LOGGED_PER_SNAPSHOT) {
@@ -860,7 +871,12 @@ public final class DiscoveryManager implements AutoCloseable {
     }
     long byConfiguration = slotLimits.perConfiguration() / capacity - run.devices.size();
     long byAgent = (slotLimits.perAgent() - others) / capacity - run.devices.size();
-    long room = Math.min(byConfiguration, byAgent);
+    // The class resource lists every slot of the Configuration in one ListAndWatch message,
+    // which the kubelet refuses beyond its message limit (and would never advertise).
+    long byMessage =
+        ConfigurationParser.devicesPerListAndWatch(run.spec.name(), (int) capacity)
+            - run.devices.size();
+    long room = Math.min(Math.min(byConfiguration, byAgent), byMessage);
     int left = 0;
     for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
       if (run.devices.containsKey(it.next())) {
@@ -875,6 +891,18 @@ public final class DiscoveryManager implements AutoCloseable {
     }
     if (left == 0) {
       return null;
+    }
+    if (byMessage < Math.min(byConfiguration, byAgent)) {
+      return left
+          + (left == 1 ? " device" : " devices")
+          + " of capacity "
+          + capacity
+          + " refused: the class resource's ListAndWatch message would be larger than the"
+          + " kubelet accepts ("
+          + ConfigurationParser.KUBELET_MAX_MESSAGE
+          + " bytes; "
+          + ConfigurationParser.devicesPerListAndWatch(run.spec.name(), (int) capacity)
+          + " devices at most)";
     }
     boolean configurationBound = byConfiguration <= byAgent;
     return left
@@ -936,6 +964,67 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
+  /**
+   * Queues a device of {@code run} to be written to the store (and advertised) in {@code run}'s
+   * next turn. Discovery thread.
+   */
+  private void queuePublish(Run run, String instanceName) {
+    run.toPublish.add(instanceName);
+    publishing.add(run);
+    queueTurn();
+  }
+
+  private void queueTurn() {
+    if (!publishTurnQueued && !closed) {
+      try {
+        loop.execute(this::publishTurn);
+        publishTurnQueued = true;
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // closing
+      }
+    }
+  }
+
+  /**
+   * One turn of the fair publishing queue: writes up to {@link #PUBLISH_BATCH} waiting devices of
+   * the Configuration whose turn it is (each an Instance write, an API request in cluster mode),
+   * then puts that Configuration at the back and queues the next turn behind whatever else waits
+   * for the discovery thread. So Configurations with devices waiting take turns round-robin, and a
+   * Configuration added while another one's 10,000 devices are being written waits for at most one
+   * batch of each other Configuration, not for all of them. A device is written in the state it has
+   * when its turn comes (skipped if it left meanwhile). Discovery thread.
+   */
+  private void publishTurn() {
+    publishTurnQueued = false;
+    java.util.Iterator<Run> turns = publishing.iterator();
+    if (!turns.hasNext() || closed) {
+      return;
+    }
+    Run run = turns.next();
+    turns.remove();
+    if (runs.get(run.spec.name()) != run) {
+      run.toPublish.clear();
+    } else {
+      int written = 0;
+      java.util.Iterator<String> names = run.toPublish.iterator();
+      while (names.hasNext() && written < PUBLISH_BATCH && !closed) {
+        String name = names.next();
+        names.remove();
+        LocalDevice device = run.devices.get(name);
+        if (device != null) {
+          publishDevice(run, device);
+          written++;
+        }
+      }
+      if (!run.toPublish.isEmpty()) {
+        publishing.add(run); // to the back: the next Configuration goes first
+      }
+    }
+    if (!publishing.isEmpty()) {
+      queueTurn();
+    }
+  }
+
   private void publishDevice(Run run, LocalDevice device) {
     try {
       lifecycle.seen(device);
@@ -973,6 +1062,8 @@ public final class DiscoveryManager implements AutoCloseable {
     State state = State.DISCOVERING;
     ScheduledFuture<?> restart;
     final Map<String, LocalDevice> devices = new LinkedHashMap<>();
+    // Devices waiting for this Configuration's turn to be written to the store (by name).
+    final java.util.LinkedHashSet<String> toPublish = new java.util.LinkedHashSet<>();
     final Map<String, ScheduledFuture<?>> graceTimers = new HashMap<>();
     final AtomicReference<Pending> pending = new AtomicReference<>();
     List<DiscoveredDevice> lastSnapshot = List.of();

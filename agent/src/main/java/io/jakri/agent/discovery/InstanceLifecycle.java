@@ -1,6 +1,7 @@
 package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.EnvContract;
+import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.SlotUsage;
@@ -17,6 +18,11 @@ import org.slf4j.LoggerFactory;
  * when first seen (or this node added to its {@code nodes}), its capacity and brokerProperties
  * follow the Configuration, and when the device leaves this node the node is removed (the Instance
  * deleted when no node is left). Idempotent; called from the discovery thread.
+ *
+ * <p>A write that creates an Instance or adds this node to its {@code nodes} also carries this
+ * node's claims ({@link LocalClaims}) in the slots it finds free (slot rule 1 in
+ * docs/operations.md): a node is never listed in an Instance it wrote without the slots it holds,
+ * so an Instance deleted or replaced while pods use it comes back with their claims.
  */
 public final class InstanceLifecycle {
 
@@ -24,10 +30,29 @@ public final class InstanceLifecycle {
 
   private final String node;
   private final InstanceUpdates updates;
+  private final LocalClaims claims;
 
-  public InstanceLifecycle(String node, InstanceUpdates updates) {
+  public InstanceLifecycle(String node, InstanceUpdates updates, LocalClaims claims) {
     this.node = node;
     this.updates = updates;
+    this.claims = claims;
+  }
+
+  /** {@code instance} with this node's claims in the slots it leaves free. */
+  private Instance withClaims(Instance instance) {
+    Map<String, SlotUsage> held = claims.held(instance.name());
+    if (held.isEmpty()) {
+      return instance;
+    }
+    Map<String, SlotUsage> usage = new LinkedHashMap<>(instance.deviceUsage());
+    boolean changed = false;
+    for (Map.Entry<String, SlotUsage> e : held.entrySet()) {
+      if (usage.get(e.getKey()) instanceof SlotUsage.Free) {
+        usage.put(e.getKey(), e.getValue());
+        changed = true;
+      }
+    }
+    return changed ? instance.withUsage(usage) : instance;
   }
 
   /** Records that this node sees {@code device}. */
@@ -42,19 +67,22 @@ public final class InstanceLifecycle {
             current -> {
               if (current.isEmpty()) {
                 return Optional.of(
-                    Instance.create(
-                        device.instanceName(),
-                        device.configuration().name(),
-                        capacity,
-                        device.device().shared(),
-                        node,
-                        properties));
+                    withClaims(
+                        Instance.create(
+                            device.instanceName(),
+                            device.configuration().name(),
+                            capacity,
+                            device.device().shared(),
+                            node,
+                            properties)));
               }
               Instance instance = current.get();
               TreeSet<String> nodes = new TreeSet<>(instance.nodes());
-              nodes.add(node);
-              return Optional.of(
-                  instance.withNodes(nodes).withSpec(capacity, new LinkedHashMap<>(properties)));
+              Instance next = instance.withSpec(capacity, new LinkedHashMap<>(properties));
+              if (nodes.add(node)) {
+                next = withClaims(next.withNodes(nodes));
+              }
+              return Optional.of(next);
             });
     stored.ifPresent(
         i -> LOG.debug("instance {}: seen on node {} (nodes {})", i.name(), node, i.nodes()));
@@ -62,6 +90,7 @@ public final class InstanceLifecycle {
 
   /** Records that this node no longer sees the Instance; frees the slots this node held. */
   public void gone(String instanceName) throws StoreException {
+    claims.releaseAll(instanceName);
     Optional<Instance> result =
         updates.apply(
             instanceName,
@@ -79,6 +108,8 @@ public final class InstanceLifecycle {
               usage.replaceAll((slot, u) -> u.heldBy(node) ? SlotUsage.Free.INSTANCE : u);
               return Optional.of(instance.withNodes(nodes).withUsage(usage));
             });
+    // Again: store states seen while the write was retried may have brought claims back.
+    claims.releaseAll(instanceName);
     LOG.info(
         "instance {}: node {} left it{}",
         instanceName,

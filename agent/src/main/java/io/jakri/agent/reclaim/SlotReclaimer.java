@@ -1,5 +1,6 @@
 package io.jakri.agent.reclaim;
 
+import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -20,6 +21,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +48,12 @@ import org.slf4j.LoggerFactory;
  * claimed again" between two rounds). A failed PodResources call frees nothing and drops all
  * candidates: continuous non-use cannot be vouched for across a blind spot. It is logged once per
  * outage at WARN, and its end at INFO.
+ *
+ * <p>Each round also tells this node's {@link LocalClaims} about every slot a container uses (a
+ * device reported under one of this node's Instance or class resources), so the node's record of
+ * its claims survives an Instance that lost them; a slot is forgotten there when this reclaimer
+ * frees it, or when no container uses it and the Instance shows it held by another node, lists no
+ * such slot, or no longer lists this node.
  *
  * <p>Limitation inherited from the kubelet: its v1 List reports app containers (and restartable
  * init containers), not classic init containers, so a slot used only by an init container that runs
@@ -75,6 +83,8 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
   private final Clock clock;
   private final Duration grace;
   private final Duration period;
+  private final LocalClaims claims;
+  private final BiFunction<String, String, Optional<SlotUsage>> usageOf;
   private final Map<SlotKey, Candidate> candidates = new ConcurrentHashMap<>();
   private final AtomicLong reclaimed = new AtomicLong();
 
@@ -103,6 +113,36 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
       Clock clock,
       Duration grace,
       Duration period) {
+    this(
+        node,
+        podResources,
+        updates,
+        scheduler,
+        clock,
+        grace,
+        period,
+        new LocalClaims(node),
+        (resource, id) -> Optional.empty());
+  }
+
+  /**
+   * @param claims this node's record of the slots it holds (told what PodResources reports in use
+   *     and what this reclaimer frees)
+   * @param usageOf the slot usage a device in use stands for (resource name, device id), empty for
+   *     devices that are not slots of this node's resources
+   */
+  public SlotReclaimer(
+      String node,
+      PodResourcesClient podResources,
+      InstanceUpdates updates,
+      ScheduledExecutorService scheduler,
+      Clock clock,
+      Duration grace,
+      Duration period,
+      LocalClaims claims,
+      BiFunction<String, String, Optional<SlotUsage>> usageOf) {
+    this.claims = Objects.requireNonNull(claims, "claims");
+    this.usageOf = Objects.requireNonNull(usageOf, "usageOf");
     this.node = Objects.requireNonNull(node, "node");
     this.podResources = Objects.requireNonNull(podResources, "podResources");
     this.updates = Objects.requireNonNull(updates, "updates");
@@ -204,7 +244,11 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
     Set<String> idsInUse = new HashSet<>();
     for (DeviceInUse d : inUse) {
       idsInUse.add(d.deviceId());
+      usageOf
+          .apply(d.resourceName(), d.deviceId())
+          .ifPresent(u -> claims.hold(instanceOf(d.deviceId()), d.deviceId(), u));
     }
+    forgetUnusedClaimsHeldElsewhere(instances, idsInUse);
     Set<SlotKey> held = new HashSet<>();
     Map<SlotKey, Candidate> due = new LinkedHashMap<>();
     for (Instance instance : instances) {
@@ -241,6 +285,47 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
     return freed;
   }
 
+  /**
+   * Forgets local claims no container uses whose Instance shows the slot held by another node, has
+   * no such slot, or does not list this node: nothing here to protect, and nothing to write back.
+   */
+  private void forgetUnusedClaimsHeldElsewhere(List<Instance> instances, Set<String> idsInUse) {
+    List<String> mine = claims.instances();
+    if (mine.isEmpty()) {
+      return;
+    }
+    Map<String, Instance> byName = new java.util.HashMap<>();
+    for (Instance i : instances) {
+      byName.put(i.name(), i);
+    }
+    for (String name : mine) {
+      Instance instance = byName.get(name);
+      if (instance == null) {
+        continue; // deleted: its claims are written into it again when it comes back
+      }
+      claims
+          .held(name)
+          .forEach(
+              (slot, usage) -> {
+                if (inUse(slot, usage, idsInUse)) {
+                  return;
+                }
+                SlotUsage stored = instance.deviceUsage().get(slot);
+                if (stored == null
+                    || !instance.nodes().contains(node)
+                    || !(stored instanceof SlotUsage.Free) && !stored.heldBy(node)) {
+                  claims.release(name, slot);
+                }
+              });
+    }
+  }
+
+  /** The Instance a slot id belongs to: the id without its {@code -<n>} suffix. */
+  private static String instanceOf(String slot) {
+    int dash = slot.lastIndexOf('-');
+    return dash < 0 ? slot : slot.substring(0, dash);
+  }
+
   /** Whether a container holds the slot (see the class comment for why any resource counts). */
   private static boolean inUse(String slotId, SlotUsage usage, Set<String> idsInUse) {
     return idsInUse.contains(slotId)
@@ -249,6 +334,7 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
 
   private boolean free(SlotKey key, Candidate candidate, Instant listedAt) {
     boolean[] freedIt = {false};
+    claims.beginRelease(key.instance(), key.slot());
     try {
       updates.apply(
           key.instance(),
@@ -273,7 +359,18 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
           key.slot(),
           node,
           e.getMessage());
+      freedIt[0] = false;
       return false;
+    } finally {
+      // Not freed after all: the slot stays in this node's record if the store still shows it.
+      claims.endRelease(
+          key.instance(),
+          key.slot(),
+          freedIt[0]
+              ? null
+              : storedOrEmpty(key.instance())
+                  .map(i -> i.deviceUsage().get(key.slot()))
+                  .orElse(null));
     }
     candidates.remove(key, candidate);
     if (freedIt[0]) {
@@ -287,6 +384,14 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
           Duration.between(candidate.since(), listedAt));
     }
     return freedIt[0];
+  }
+
+  private Optional<Instance> storedOrEmpty(String name) {
+    try {
+      return updates.store().get(name);
+    } catch (StoreException e) {
+      return Optional.empty();
+    }
   }
 
   /** Resets the timer of every candidate whose slot changed (e.g. freed and claimed again). */

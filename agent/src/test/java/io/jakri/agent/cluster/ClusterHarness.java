@@ -220,10 +220,13 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   /**
-   * Frees every slot of an Instance through the API (as reclamation would) and waits until every
-   * running agent's store has seen it.
+   * Frees every slot of an Instance as reclamation would: each running agent frees the slots its
+   * node holds (the other nodes honour a free only from the holder), then the slots of nodes
+   * without a running agent are freed through the API; waits until every running agent's store has
+   * seen it.
    */
   void freeAllSlots(String instance) {
+    agents.values().forEach(a -> a.resources().releaseHeld(instance));
     await()
         .atMost(Duration.ofSeconds(10))
         .ignoreExceptionsInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class)

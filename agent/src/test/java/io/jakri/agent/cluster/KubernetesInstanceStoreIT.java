@@ -30,7 +30,7 @@ class KubernetesInstanceStoreIT {
   @BeforeEach
   void setUp() {
     calls = new ApiCalls();
-    store = new KubernetesInstanceStore(client, "jakri", c -> Optional.empty(), calls);
+    store = new KubernetesInstanceStore(client, "jakri", "n1", c -> Optional.empty(), calls);
   }
 
   @AfterEach

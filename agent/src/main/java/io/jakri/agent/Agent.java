@@ -27,6 +27,8 @@ import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.events.AgentEvents;
+import io.jakri.agent.external.CombinedHandlerRegistry;
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -85,6 +87,8 @@ public final class Agent implements AutoCloseable {
   private final InstanceStore store;
   private final NodeResources resources;
   private final PluginHandlerRegistry handlers;
+  private final Optional<ExternalHandlers> externalHandlers;
+  private final HandlerRegistry allHandlers;
   private final DiscoveryManager discovery;
   private final Optional<ConfigurationFiles> configurationFiles;
   private final Optional<Cluster> cluster;
@@ -148,13 +152,29 @@ public final class Agent implements AutoCloseable {
     this.resources = new NodeResources(options.nodeName(), updates, plugins, claims);
     store.addListener(resources);
     this.handlers = handlers;
+    this.externalHandlers =
+        options
+            .externalHandlers()
+            .map(
+                o ->
+                    new ExternalHandlers(
+                        o.directory(),
+                        group,
+                        grpcExecutor,
+                        scheduler,
+                        o.settings(),
+                        System::nanoTime));
+    this.allHandlers =
+        externalHandlers
+            .<HandlerRegistry>map(e -> new CombinedHandlerRegistry(handlers, e))
+            .orElse(handlers);
+    Optional<KubernetesPropertyResolver> clusterProperties =
+        client.map(c -> new KubernetesPropertyResolver(c, options.namespace()));
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),
-            handlers,
-            client.isPresent()
-                ? new KubernetesPropertyResolver(client.get(), options.namespace())
-                : PropertyResolver.literalOnly(),
+            allHandlers,
+            clusterProperties.<PropertyResolver>map(r -> r).orElse(PropertyResolver.literalOnly()),
             new InstanceLifecycle(options.nodeName(), updates, claims),
             resources,
             scheduler,
@@ -216,6 +236,17 @@ public final class Agent implements AutoCloseable {
                     }
                   }));
       discovery.addStatusListener(status::changed);
+      // Akri-protocol handlers get Secret and ConfigMap (binaryData too) values as stored.
+      externalHandlers.ifPresent(
+          e ->
+              e.usePropertyBytes(
+                  name -> {
+                    ConfigurationWatcher.Known known = watcher.known().get(name);
+                    if (known == null || known.spec().isEmpty()) {
+                      return Optional.empty();
+                    }
+                    return Optional.of(clusterProperties.get().resolveBytes(known.spec().get()));
+                  }));
       store.addListener(new Repair(options.nodeName()));
       // Other writers may delete, replace or edit Instances: this node's claims are written back.
       new ClaimKeeper(claims, updates, apiWrites).start();
@@ -358,6 +389,17 @@ public final class Agent implements AutoCloseable {
     plugins.start();
     handlers.loadAll();
     handlers.watch(scheduler);
+    if (externalHandlers.isPresent()) {
+      try {
+        externalHandlers.get().start();
+      } catch (IOException | RuntimeException e) {
+        // The plugins and every other part keep working without Akri-protocol handlers.
+        LOG.error(
+            "Akri-protocol discovery handlers not served in {}: {}",
+            externalHandlers.get().directory(),
+            e.getMessage() == null ? e.toString() : e.getMessage());
+      }
+    }
     if (configurationFiles.isPresent()) {
       configurationFiles.get().start();
     }
@@ -528,8 +570,14 @@ public final class Agent implements AutoCloseable {
     return resources;
   }
 
+  /** Every handler: the plugins' and the registered external ones (which win on equal names). */
   public HandlerRegistry handlers() {
-    return handlers;
+    return allHandlers;
+  }
+
+  /** Akri-protocol discovery handlers, when served. */
+  public Optional<ExternalHandlers> externalHandlers() {
+    return externalHandlers;
   }
 
   /** Plugin jars that could not be loaded, with reasons. */
@@ -556,6 +604,7 @@ public final class Agent implements AutoCloseable {
    */
   @Override
   public void close() {
+    externalHandlers.ifPresent(ExternalHandlers::stopServing);
     health.ifPresent(HealthServer::close);
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();
@@ -567,6 +616,7 @@ public final class Agent implements AutoCloseable {
           c.status().close();
         });
     discovery.close();
+    externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();

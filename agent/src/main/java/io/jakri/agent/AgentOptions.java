@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.SlotReclaimer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.Optional;
  *     any free port
  * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
  *     the metrics address)
+ * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
  */
 public record AgentOptions(
     String nodeName,
@@ -32,7 +34,8 @@ public record AgentOptions(
     String namespace,
     boolean tidyNode,
     int metricsPort,
-    Safeguards safeguards) {
+    Safeguards safeguards,
+    Optional<ExternalHandlers.Options> externalHandlers) {
 
   /** Default namespace of cluster mode. */
   public static final String DEFAULT_NAMESPACE = "default";
@@ -83,7 +86,8 @@ public record AgentOptions(
         DEFAULT_NAMESPACE,
         true,
         -1,
-        Safeguards.defaults());
+        Safeguards.defaults(),
+        Optional.empty());
   }
 
   /** A copy for cluster mode in {@code newNamespace}. */
@@ -101,7 +105,8 @@ public record AgentOptions(
         newNamespace,
         newTidyNode,
         metricsPort,
-        safeguards);
+        safeguards,
+        externalHandlers);
   }
 
   /** A copy with another reclaim grace. */
@@ -119,7 +124,8 @@ public record AgentOptions(
         namespace,
         tidyNode,
         metricsPort,
-        safeguards);
+        safeguards,
+        externalHandlers);
   }
 
   /** A copy serving metrics and health on {@code port} (0: any free port). */
@@ -137,7 +143,8 @@ public record AgentOptions(
         namespace,
         tidyNode,
         port,
-        safeguards);
+        safeguards,
+        externalHandlers);
   }
 
   /** A copy with other safeguards. */
@@ -155,6 +162,26 @@ public record AgentOptions(
         namespace,
         tidyNode,
         metricsPort,
-        newSafeguards);
+        newSafeguards,
+        externalHandlers);
+  }
+
+  /** A copy serving Akri's discovery-handler registration as {@code external} says. */
+  public AgentOptions withExternalHandlers(Optional<ExternalHandlers.Options> external) {
+    return new AgentOptions(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespace,
+        tidyNode,
+        metricsPort,
+        safeguards,
+        external);
   }
 }

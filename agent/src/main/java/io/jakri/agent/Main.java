@@ -3,6 +3,7 @@ package io.jakri.agent;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.discovery.SlotLimits;
+import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
@@ -152,6 +153,29 @@ public final class Main implements Callable<Integer> {
               + " (env JAKRI_LOG_FORMAT; default text).")
   LogFormat logFormat = LogFormat.TEXT;
 
+  @Option(
+      names = "--discovery-handlers-dir",
+      description =
+          "Directory where Akri-protocol discovery handlers register (agent-registration.sock)"
+              + " and put their sockets (env DISCOVERY_HANDLERS_DIRECTORY or"
+              + " JAKRI_DISCOVERY_HANDLERS_DIR; default /var/lib/akri; none: off).")
+  String discoveryHandlersDir;
+
+  /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
+  Optional<ExternalHandlers.Options> externalHandlers() {
+    String dir = discoveryHandlersDir;
+    if (dir == null || dir.isBlank()) {
+      dir = System.getenv(ExternalHandlers.DIRECTORY_ENV);
+    }
+    if (dir == null || dir.isBlank()) {
+      return Optional.of(new ExternalHandlers.Options(ExternalHandlers.DEFAULT_DIRECTORY));
+    }
+    if (dir.strip().equalsIgnoreCase("none")) {
+      return Optional.empty();
+    }
+    return Optional.of(new ExternalHandlers.Options(Path.of(dir.strip())));
+  }
+
   /** The safeguards the flags ask for. */
   Safeguards safeguards() {
     return new Safeguards(
@@ -182,7 +206,8 @@ public final class Main implements Callable<Integer> {
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(namespace, tidyNode)
               .withMetricsPort(port)
-              .withSafeguards(safeguards()));
+              .withSafeguards(safeguards())
+              .withExternalHandlers(externalHandlers()));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
@@ -192,7 +217,8 @@ public final class Main implements Callable<Integer> {
         common
             .options(true, Optional.of(config), emulateKubelet)
             .withMetricsPort(port)
-            .withSafeguards(safeguards());
+            .withSafeguards(safeguards())
+            .withExternalHandlers(externalHandlers());
     return runUntilSignal(options);
   }
 

@@ -56,12 +56,16 @@ class AgentProcessIT {
                   "--node-name",
                   "node-a",
                   "--plugins-dir",
-                  TestAgent.PLUGINS.toString()));
+                  TestAgent.PLUGINS.toString(),
+                  "--discovery-handlers-dir",
+                  dp.resolveSibling("akri").toString()));
       try {
         await()
             .atMost(Duration.ofSeconds(30))
             .until(() -> kubelet.allocatable().getOrDefault("example.com/sim", 0L) == 3);
         assertThat(kubelet.registeredResources()).hasSize(4);
+        // --discovery-handlers-dir: Akri's registration socket is served there
+        assertThat(dp.resolveSibling("akri").resolve("agent-registration.sock")).exists();
 
         agent.destroy(); // SIGTERM
         assertThat(agent.waitFor(20, TimeUnit.SECONDS)).isTrue();

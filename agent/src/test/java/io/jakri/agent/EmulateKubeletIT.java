@@ -55,7 +55,9 @@ class EmulateKubeletIT {
             "--node-name",
             "node-a",
             "--plugins-dir",
-            TestAgent.PLUGINS.toString()));
+            TestAgent.PLUGINS.toString(),
+            "--discovery-handlers-dir",
+            tmp.resolve("akri").toString()));
     command.addAll(args);
     ProcessBuilder builder =
         new ProcessBuilder(command)

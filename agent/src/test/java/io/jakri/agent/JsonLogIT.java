@@ -49,7 +49,9 @@ class JsonLogIT {
                 "--node-name",
                 "node-a",
                 "--plugins-dir",
-                TestAgent.PLUGINS.toString()));
+                TestAgent.PLUGINS.toString(),
+                "--discovery-handlers-dir",
+                tmp.resolve("akri").toString()));
     command.addAll(extraArgs);
     ProcessBuilder builder =
         new ProcessBuilder(command)

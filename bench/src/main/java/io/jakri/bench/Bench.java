@@ -1109,7 +1109,10 @@ public final class Bench {
               "--pod-resources-socket",
               podResources.toString(),
               "--plugins-dir",
-              options.plugins.toString()));
+              options.plugins.toString(),
+              // as deployed (the registration socket is served), never in the host's /var/lib/akri
+              "--discovery-handlers-dir",
+              dir.resolveSibling(dir.getFileName() + "-akri").toString()));
       return ChildJvm.start(jvm, options.agentEnv, args, log);
     }
 

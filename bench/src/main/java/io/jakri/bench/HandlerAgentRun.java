@@ -111,7 +111,11 @@ final class HandlerAgentRun implements AutoCloseable {
                 "--pod-resources-socket",
                 podResources.toString(),
                 "--plugins-dir",
-                plugins.toString()));
+                plugins.toString(),
+                // as deployed (the registration socket is served), never in the host's
+                // /var/lib/akri
+                "--discovery-handlers-dir",
+                root.resolve("akri").toString()));
     args.addAll(List.of(extraArgs));
     try {
       ChildJvm agent =

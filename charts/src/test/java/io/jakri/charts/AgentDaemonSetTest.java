@@ -38,7 +38,8 @@ class AgentDaemonSetTest {
         .containsEntry("/var/lib/kubelet/device-plugins", "device-plugins")
         .containsEntry("/var/lib/kubelet/pod-resources", "pod-resources")
         .containsEntry("/tmp", "tmp")
-        .hasSize(3);
+        .containsEntry("/var/lib/akri", "discovery-handlers")
+        .hasSize(4);
     Map<String, Object> volumes =
         maps(pod.get("volumes")).stream()
             .collect(Collectors.toMap(v -> (String) v.get("name"), v -> v));
@@ -113,7 +114,8 @@ class AgentDaemonSetTest {
         .containsEntry("/dev", "udev-dev")
         .containsEntry("/sys", "udev-sys")
         .containsEntry("/run/udev", "udev-run")
-        .hasSize(6);
+        .containsEntry("/var/lib/akri", "discovery-handlers")
+        .hasSize(7);
     assertThat(maps(agent.get("volumeMounts")))
         .filteredOn(m -> String.valueOf(m.get("name")).startsWith("udev-"))
         .extracting(m -> m.get("mountPath") + " " + m.getOrDefault("readOnly", false))
@@ -182,6 +184,32 @@ class AgentDaemonSetTest {
         .singleElement()
         .satisfies(
             v -> assertThat(get(v, "persistentVolumeClaim", "claimName")).isEqualTo("my-plugins"));
+  }
+
+  @Test
+  void akrisDiscoveryHandlersDirectoryIsSharedWithTheHostUnlessTurnedOff() {
+    RenderedChart chart = RenderedChart.render();
+    Map<String, Object> volume =
+        maps(podSpec(chart).get("volumes")).stream()
+            .filter(v -> "discovery-handlers".equals(v.get("name")))
+            .findFirst()
+            .orElseThrow();
+    assertThat(get(volume, "hostPath", "path")).isEqualTo("/var/lib/akri");
+    assertThat(get(volume, "hostPath", "type")).isEqualTo("DirectoryOrCreate");
+    assertThat(RenderedChart.strings(agentContainer(chart).get("args")))
+        .contains("--discovery-handlers-dir=/var/lib/akri");
+
+    RenderedChart off =
+        RenderedChart.parse(
+            new Helm(RenderedChart.CHART)
+                .template()
+                .withName("jakri")
+                .withNamespace("jakri")
+                .set("agent.discoveryHandlers.enabled", "false")
+                .call());
+    assertThat(RenderedChart.strings(agentContainer(off).get("args")))
+        .contains("--discovery-handlers-dir=none");
+    assertThat(mounts(agentContainer(off))).doesNotContainKey("/var/lib/akri");
   }
 
   @Test

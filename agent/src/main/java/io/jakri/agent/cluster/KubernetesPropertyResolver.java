@@ -26,8 +26,9 @@ import java.util.function.Function;
  *   <li>Secrets: only {@code data} is read, base64-decoded and taken as UTF-8. A real server never
  *       returns {@code stringData} (it folds it into {@code data} on write), so it is not looked
  *       at.
- *   <li>ConfigMaps: only {@code data}; {@code binaryData} is not read (a key found only there is
- *       reported as such).
+ *   <li>ConfigMaps: {@code data}, else {@code binaryData} (base64-decoded).
+ *   <li>{@link #resolve} gives plugins text (the bytes taken as UTF-8); {@link #resolveBytes} gives
+ *       Akri-protocol handlers the bytes as stored (Akri's {@code ByteData}).
  *   <li>The object is looked up in the reference's {@code namespace}, else in the Configuration's
  *       namespace.
  *   <li>{@code optional: true}: a missing object or key omits the property. Every other failure
@@ -66,9 +67,18 @@ public final class KubernetesPropertyResolver implements PropertyResolver {
   @Override
   public Map<String, String> resolve(ConfigurationSpec configuration) throws UnresolvableException {
     Map<String, String> values = new LinkedHashMap<>();
+    resolveBytes(configuration)
+        .forEach((name, bytes) -> values.put(name, new String(bytes, StandardCharsets.UTF_8)));
+    return values;
+  }
+
+  /** Every property as bytes: literal values as UTF-8, Secret and ConfigMap values as stored. */
+  public Map<String, byte[]> resolveBytes(ConfigurationSpec configuration)
+      throws UnresolvableException {
+    Map<String, byte[]> values = new LinkedHashMap<>();
     for (DiscoveryProperty property : configuration.discoveryProperties()) {
       if (property.value().isPresent()) {
-        values.put(property.name(), property.value().get());
+        values.put(property.name(), property.value().get().getBytes(StandardCharsets.UTF_8));
       } else if (property.valueFrom().isPresent()) {
         read(configuration, property.name(), property.valueFrom().get())
             .ifPresent(value -> values.put(property.name(), value));
@@ -77,7 +87,7 @@ public final class KubernetesPropertyResolver implements PropertyResolver {
     return values;
   }
 
-  private Optional<String> read(ConfigurationSpec configuration, String property, KeyRef ref)
+  private Optional<byte[]> read(ConfigurationSpec configuration, String property, KeyRef ref)
       throws UnresolvableException {
     String kind = ref.kind() == KeyRef.Kind.SECRET ? "Secret" : "ConfigMap";
     Optional<String> namespace =
@@ -105,7 +115,7 @@ public final class KubernetesPropertyResolver implements PropertyResolver {
     }
   }
 
-  private Optional<String> secretValue(String property, String where, String namespace, KeyRef ref)
+  private Optional<byte[]> secretValue(String property, String where, String namespace, KeyRef ref)
       throws UnresolvableException {
     Secret secret = client.secrets().inNamespace(namespace).withName(ref.name()).get();
     if (secret == null) {
@@ -118,15 +128,14 @@ public final class KubernetesPropertyResolver implements PropertyResolver {
     try {
       // A real server always sends standard base64 (it encodes the stored bytes); the value
       // itself is never part of a message.
-      byte[] bytes = Base64.getDecoder().decode(encoded);
-      return Optional.of(new String(bytes, StandardCharsets.UTF_8));
+      return Optional.of(Base64.getDecoder().decode(encoded));
     } catch (IllegalArgumentException e) {
       throw new UnresolvableException(
           prefix(property) + where + ": the Secret's data is not valid base64");
     }
   }
 
-  private Optional<String> configMapValue(
+  private Optional<byte[]> configMapValue(
       String property, String where, String namespace, KeyRef ref) throws UnresolvableException {
     ConfigMap configMap = client.configMaps().inNamespace(namespace).withName(ref.name()).get();
     if (configMap == null) {
@@ -134,20 +143,22 @@ public final class KubernetesPropertyResolver implements PropertyResolver {
     }
     String value = configMap.getData() == null ? null : configMap.getData().get(ref.key());
     if (value != null) {
-      return Optional.of(value);
+      return Optional.of(value.getBytes(StandardCharsets.UTF_8));
     }
-    boolean binary =
-        configMap.getBinaryData() != null && configMap.getBinaryData().containsKey(ref.key());
-    return missing(
-        property,
-        where,
-        ref,
-        binary
-            ? "the key is in binaryData, which is not read (only data is)"
-            : "the ConfigMap has no such key");
+    String binary =
+        configMap.getBinaryData() == null ? null : configMap.getBinaryData().get(ref.key());
+    if (binary != null) {
+      try {
+        return Optional.of(Base64.getDecoder().decode(binary));
+      } catch (IllegalArgumentException e) {
+        throw new UnresolvableException(
+            prefix(property) + where + ": the ConfigMap's binaryData is not valid base64");
+      }
+    }
+    return missing(property, where, ref, "the ConfigMap has no such key");
   }
 
-  private static Optional<String> missing(String property, String where, KeyRef ref, String why)
+  private static Optional<byte[]> missing(String property, String where, KeyRef ref, String why)
       throws UnresolvableException {
     if (ref.optional()) {
       return Optional.empty();

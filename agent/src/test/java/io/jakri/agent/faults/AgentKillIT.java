@@ -205,7 +205,9 @@ class AgentKillIT {
             "--reclaim-grace",
             "2s",
             "--plugins-dir",
-            FaultAgent.PACKAGED_PLUGINS.toString());
+            FaultAgent.PACKAGED_PLUGINS.toString(),
+            "--discovery-handlers-dir",
+            dp.resolveSibling("akri").toString());
     return new ProcessBuilder(command)
         .redirectErrorStream(true)
         .redirectOutput(tmp.resolve("agent-" + n + ".log").toFile())

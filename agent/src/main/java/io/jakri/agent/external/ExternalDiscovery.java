@@ -1,0 +1,440 @@
+package io.jakri.agent.external;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.jakri.agent.allocation.EnvContract;
+import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.handler.DeviceListener;
+import io.jakri.handler.DiscoveredDevice;
+import io.jakri.handler.Discovery;
+import io.jakri.handler.InvalidDetailsException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import v0.Discovery.DiscoverRequest;
+import v0.Discovery.DiscoverResponse;
+import v0.DiscoveryHandlerGrpc;
+
+/**
+ * One Configuration's discovery through an external handler: a {@code Discover} stream per endpoint
+ * registered under the handler's name, merged as Akri merges them — the union of every endpoint's
+ * latest snapshot, a device id reported by several endpoints counted once (the endpoint registered
+ * first wins).
+ *
+ * <p>Each {@code DiscoverResponse} is a full snapshot of its endpoint. A stream that fails or ends
+ * is dialled again with backoff (250 ms doubling to 5 s) while the endpoint's devices stay; a
+ * re-registration dials at once; after {@link ExternalHandlers.Settings#dropAfter} of failures the
+ * endpoint is dropped and its devices leave the snapshot (unhealthy, then gone after the grace). An
+ * {@code InvalidArgument} answer is the handler refusing the details: while starting, {@link
+ * #start} throws; later, the discovery reports failure and the restart finds it invalid.
+ */
+final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointListener {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ExternalDiscovery.class);
+
+  private static final long MIN_RETRY_MS = 250;
+  private static final long MAX_RETRY_MS = 5_000;
+
+  private final String name;
+  private final String configuration;
+  private final ExternalHandlers handlers;
+  private final DiscoverRequest request;
+  private final DeviceListener listener;
+  private final Map<String, EndpointStream> streams = new LinkedHashMap<>();
+  private final Map<String, List<DiscoveredDevice>> snapshots = new LinkedHashMap<>();
+  private boolean started;
+  private boolean closed;
+
+  ExternalDiscovery(
+      String name,
+      String configuration,
+      ExternalHandlers handlers,
+      DiscoverRequest request,
+      DeviceListener listener) {
+    this.name = name;
+    this.configuration = configuration;
+    this.handlers = handlers;
+    this.request = request;
+    this.listener = listener;
+  }
+
+  /** Opens a stream per endpoint and waits (bounded) for their first answers. */
+  void start() throws InvalidDetailsException {
+    List<EndpointStream> opened = new ArrayList<>();
+    synchronized (this) {
+      for (ExternalEndpoint endpoint : handlers.subscribe(name, this)) {
+        opened.add(open(endpoint));
+      }
+    }
+    long deadline = handlers.nanoTime().getAsLong() + handlers.settings().firstAnswer().toNanos();
+    for (EndpointStream s : opened) {
+      long left = deadline - handlers.nanoTime().getAsLong();
+      try {
+        if (left > 0) {
+          s.firstAnswer.await(left, TimeUnit.NANOSECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    synchronized (this) {
+      started = true;
+      for (EndpointStream s : opened) {
+        if (s.invalid != null) {
+          String message =
+              "handler "
+                  + name
+                  + " at "
+                  + s.endpoint.endpoint()
+                  + " refused the discoveryDetails (InvalidArgument): "
+                  + s.invalid;
+          closeLocked();
+          throw new InvalidDetailsException(message);
+        }
+      }
+    }
+  }
+
+  private EndpointStream open(ExternalEndpoint endpoint) {
+    EndpointStream s = new EndpointStream(endpoint);
+    streams.put(endpoint.key(), s);
+    s.dial();
+    return s;
+  }
+
+  @Override
+  public synchronized void registered(ExternalEndpoint endpoint, boolean again) {
+    if (closed) {
+      return;
+    }
+    EndpointStream s = streams.get(endpoint.key());
+    if (s == null) {
+      open(endpoint);
+    } else if (s.failing()) {
+      LOG.info(
+          "configuration {}: handler {} at {} registered again; dialling it now",
+          configuration,
+          name,
+          endpoint.endpoint());
+      s.attempts = 0;
+      s.dial();
+    }
+  }
+
+  @Override
+  public synchronized void dropped(ExternalEndpoint endpoint) {
+    EndpointStream s = streams.get(endpoint.key());
+    if (s == null || !s.endpoint.equals(endpoint)) {
+      return;
+    }
+    streams.remove(endpoint.key());
+    s.stop();
+    if (snapshots.remove(endpoint.key()) != null && !closed) {
+      publish();
+    }
+  }
+
+  @Override
+  public void close() {
+    handlers.unsubscribe(name, this);
+    synchronized (this) {
+      closeLocked();
+    }
+  }
+
+  private void closeLocked() {
+    closed = true;
+    streams.values().forEach(EndpointStream::stop);
+    streams.clear();
+    snapshots.clear();
+  }
+
+  /** Reports the union of the endpoints' snapshots (first endpoint wins on equal ids). */
+  private void publish() {
+    Map<String, DiscoveredDevice> merged = new LinkedHashMap<>();
+    for (List<DiscoveredDevice> devices : snapshots.values()) {
+      for (DiscoveredDevice d : devices) {
+        merged.putIfAbsent(d.id(), d);
+      }
+    }
+    listener.devices(List.copyOf(merged.values()));
+  }
+
+  /** Akri's device, as the agent's: properties a container could never get are left out. */
+  static List<DiscoveredDevice> devices(
+      DiscoverResponse response, boolean shared, String configuration, ExternalEndpoint from) {
+    int count = response.getDevicesCount();
+    int taken = Math.min(count, DiscoveryManager.MAX_DEVICES);
+    List<DiscoveredDevice> devices = new ArrayList<>(taken);
+    int droppedProperties = 0;
+    for (int i = 0; i < taken; i++) {
+      v0.Discovery.Device d = response.getDevices(i);
+      Map<String, String> properties = new LinkedHashMap<>();
+      for (Map.Entry<String, String> p : d.getPropertiesMap().entrySet()) {
+        if (p.getKey().length() <= EnvContract.MAX_NAME_LENGTH
+            && p.getValue().length() <= EnvContract.MAX_VALUE_LENGTH) {
+          properties.put(p.getKey(), p.getValue());
+        } else {
+          droppedProperties++;
+        }
+      }
+      devices.add(
+          new DiscoveredDevice(
+              d.getId(),
+              properties,
+              d.getMountsList().stream()
+                  .map(
+                      m ->
+                          new DiscoveredDevice.Mount(
+                              m.getContainerPath(), m.getHostPath(), m.getReadOnly()))
+                  .toList(),
+              d.getDeviceSpecsList().stream()
+                  .map(
+                      s ->
+                          new DiscoveredDevice.DeviceSpec(
+                              s.getContainerPath(), s.getHostPath(), s.getPermissions()))
+                  .toList(),
+              Map.of(),
+              Optional.empty(),
+              shared));
+    }
+    if (count > taken) {
+      LOG.warn(
+          "configuration {}: handler {} at {} reported {} devices; only the first {} are used",
+          configuration,
+          from.name(),
+          from.endpoint(),
+          count,
+          taken);
+    }
+    if (droppedProperties > 0) {
+      LOG.warn(
+          "configuration {}: handler {} at {} reported {} properties longer than {} characters"
+              + " (name) or {} (value); they are left out",
+          configuration,
+          from.name(),
+          from.endpoint(),
+          droppedProperties,
+          EnvContract.MAX_NAME_LENGTH,
+          EnvContract.MAX_VALUE_LENGTH);
+    }
+    return devices;
+  }
+
+  /** The stream to one endpoint; guarded by the discovery's lock. */
+  private final class EndpointStream {
+    final ExternalEndpoint endpoint;
+    final CountDownLatch firstAnswer = new CountDownLatch(1);
+    volatile String invalid;
+    int attempts;
+    long generation;
+    long failingSince = -1;
+    ClientCallStreamObserver<DiscoverRequest> call;
+    ScheduledFuture<?> retry;
+    ScheduledFuture<?> silence;
+
+    EndpointStream(ExternalEndpoint endpoint) {
+      this.endpoint = endpoint;
+    }
+
+    boolean failing() {
+      return failingSince >= 0;
+    }
+
+    void dial() {
+      cancelTimers();
+      if (call != null) {
+        call.cancel("dialling again", null);
+        call = null;
+      }
+      Optional<ManagedChannel> channel = handlers.channel(endpoint);
+      if (channel.isEmpty()) {
+        return; // dropped meanwhile
+      }
+      // This class paces the dials; the channel's own reconnect backoff would fail them fast.
+      channel.get().resetConnectBackoff();
+      long gen = ++generation;
+      boolean[] answered = {false};
+      DiscoveryHandlerGrpc.newStub(channel.get())
+          .discover(
+              request,
+              new ClientResponseObserver<DiscoverRequest, DiscoverResponse>() {
+                @Override
+                public void beforeStart(ClientCallStreamObserver<DiscoverRequest> requestStream) {
+                  synchronized (ExternalDiscovery.this) {
+                    if (gen == generation) {
+                      call = requestStream;
+                    }
+                  }
+                }
+
+                @Override
+                public void onNext(DiscoverResponse response) {
+                  List<DiscoveredDevice> devices =
+                      devices(response, endpoint.shared(), configuration, endpoint);
+                  synchronized (ExternalDiscovery.this) {
+                    if (gen != generation || closed) {
+                      return;
+                    }
+                    if (!answered[0]) {
+                      answered[0] = true;
+                      if (failing()) {
+                        LOG.info(
+                            "configuration {}: handler {} at {} answers again",
+                            configuration,
+                            name,
+                            endpoint.endpoint());
+                      }
+                    }
+                    failingSince = -1;
+                    attempts = 0;
+                    snapshots.put(endpoint.key(), devices);
+                    publish();
+                  }
+                  firstAnswer.countDown();
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                  ended(gen, Status.fromThrowable(t));
+                }
+
+                @Override
+                public void onCompleted() {
+                  ended(gen, Status.UNAVAILABLE.withDescription("the handler ended the stream"));
+                }
+              });
+      long warnAfter = handlers.settings().silentWarning().toMillis();
+      silence =
+          handlers
+              .scheduler()
+              .schedule(
+                  () -> {
+                    synchronized (ExternalDiscovery.this) {
+                      if (gen == generation && !answered[0] && !closed) {
+                        LOG.warn(
+                            "configuration {}: handler {} at {} has not answered Discover in {}"
+                                + " ms; still waiting",
+                            configuration,
+                            name,
+                            endpoint.endpoint(),
+                            warnAfter);
+                      }
+                    }
+                  },
+                  warnAfter,
+                  TimeUnit.MILLISECONDS);
+    }
+
+    private void ended(long gen, Status status) {
+      ExternalEndpoint toDrop = null;
+      String dropReason = null;
+      String failure = null;
+      synchronized (ExternalDiscovery.this) {
+        if (gen != generation
+            || closed
+            || status.getCode() == Status.Code.CANCELLED && call == null) {
+          firstAnswer.countDown();
+          return;
+        }
+        call = null;
+        String description = describe(status);
+        if (status.getCode() == Status.Code.INVALID_ARGUMENT) {
+          invalid = status.getDescription() == null ? "" : status.getDescription();
+          if (started) {
+            failure =
+                "handler "
+                    + name
+                    + " at "
+                    + endpoint.endpoint()
+                    + " refused the discoveryDetails (InvalidArgument): "
+                    + invalid;
+          }
+        } else {
+          long now = handlers.nanoTime().getAsLong();
+          if (failingSince < 0) {
+            failingSince = now;
+          }
+          long failingMs = (now - failingSince) / 1_000_000;
+          long dropMs = handlers.settings().dropAfter().toMillis();
+          if (failingMs >= dropMs) {
+            toDrop = endpoint;
+            dropReason =
+                "Discover kept failing for " + failingMs + " ms (last: " + description + ")";
+          } else {
+            long delay =
+                Math.min(
+                    Math.min(MAX_RETRY_MS, MIN_RETRY_MS << Math.min(attempts, 5)),
+                    Math.max(1, dropMs - failingMs));
+            attempts++;
+            LOG.warn(
+                "configuration {}: handler {} at {}: {}; dialling again in {} ms",
+                configuration,
+                name,
+                endpoint.endpoint(),
+                description,
+                delay);
+            cancelTimers();
+            retry =
+                handlers
+                    .scheduler()
+                    .schedule(
+                        () -> {
+                          synchronized (ExternalDiscovery.this) {
+                            if (!closed && streams.get(endpoint.key()) == this) {
+                              dial();
+                            }
+                          }
+                        },
+                        delay,
+                        TimeUnit.MILLISECONDS);
+          }
+        }
+      }
+      firstAnswer.countDown();
+      if (failure != null) {
+        listener.failed(failure, null);
+      }
+      if (toDrop != null) {
+        handlers.drop(toDrop, dropReason);
+      }
+    }
+
+    void stop() {
+      generation++;
+      cancelTimers();
+      if (call != null) {
+        call.cancel("discovery stopped", null);
+        call = null;
+      }
+      firstAnswer.countDown();
+    }
+
+    private void cancelTimers() {
+      if (retry != null) {
+        retry.cancel(false);
+        retry = null;
+      }
+      if (silence != null) {
+        silence.cancel(false);
+        silence = null;
+      }
+    }
+  }
+
+  private static String describe(Status status) {
+    return status.getCode()
+        + (status.getDescription() == null ? "" : ": " + status.getDescription())
+        + (status.getCause() == null ? "" : " (" + status.getCause() + ")");
+  }
+}

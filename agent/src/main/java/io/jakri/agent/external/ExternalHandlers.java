@@ -1,0 +1,553 @@
+package io.jakri.agent.external;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.InternalNettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.InternalNettyServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.stub.StreamObserver;
+import io.jakri.agent.discovery.HandlerRegistry;
+import io.jakri.handler.DiscoveryHandler;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import v0.Discovery.Empty;
+import v0.Discovery.RegisterDiscoveryHandlerRequest;
+import v0.RegistrationGrpc;
+
+/**
+ * External discovery handlers speaking Akri's protocol: serves {@code v0.Registration} on {@code
+ * <dir>/agent-registration.sock} and presents every registered handler name as a {@link
+ * DiscoveryHandler} ({@link ExternalHandler}), so Configurations use it exactly like a plugin.
+ *
+ * <ul>
+ *   <li>Several endpoints may register under one name (several handler pods on a node); a discovery
+ *       streams from each and merges their snapshots (see {@link ExternalDiscovery}). Akri's
+ *       identity of an endpoint is its name and endpoint: registering the same pair again is a
+ *       re-registration, and a stream that had dropped is dialled again at once.
+ *   <li>Registrations are kept in {@code <dir>/}{@value RegistrationFile#FILE_NAME} and dialled
+ *       again after an agent restart.
+ *   <li>An endpoint whose stream fails for longer than {@link Settings#dropAfter} is dropped: its
+ *       devices turn unhealthy (and leave after the offline grace). A name without endpoints is no
+ *       handler any more.
+ *   <li>Bounded: registrations are rate-limited ({@link Settings#registrationsPerSecond}), at most
+ *       {@value #MAX_ENDPOINTS} endpoints, messages of at most {@value #MAX_MESSAGE_BYTES} bytes.
+ * </ul>
+ *
+ * <p>All gRPC servers and channels run on the agent's one Netty event loop group.
+ */
+public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ExternalHandlers.class);
+
+  /** Akri's name of the registration socket inside the discovery-handlers directory. */
+  public static final String SOCKET_NAME = "agent-registration.sock";
+
+  /** Akri's env var naming the discovery-handlers directory. */
+  public static final String DIRECTORY_ENV = "DISCOVERY_HANDLERS_DIRECTORY";
+
+  /** Akri's default discovery-handlers directory. */
+  public static final Path DEFAULT_DIRECTORY = Path.of("/var/lib/akri");
+
+  /** Most endpoints registered at once (all names together). */
+  public static final int MAX_ENDPOINTS = 256;
+
+  /** Largest gRPC message accepted from a handler or a registering process. */
+  public static final int MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+  private static final int MAX_REGISTRATION_BYTES = 16 * 1024;
+
+  /**
+   * Timing of external handlers.
+   *
+   * @param dropAfter how long an endpoint's stream may keep failing before it is dropped
+   * @param firstAnswer how long a discovery's start waits for each endpoint's first answer (an
+   *     {@code InvalidArgument} in that time makes the Configuration invalid)
+   * @param silentWarning after how long without a first answer a warning is logged
+   * @param registrationsPerSecond registrations accepted per second (burst: twice that)
+   */
+  public record Settings(
+      Duration dropAfter,
+      Duration firstAnswer,
+      Duration silentWarning,
+      int registrationsPerSecond) {
+
+    public static final Settings DEFAULT =
+        new Settings(Duration.ofSeconds(30), Duration.ofSeconds(3), Duration.ofSeconds(30), 20);
+  }
+
+  /** Where external handlers register ({@code directory}) and their timing. */
+  public record Options(Path directory, Settings settings) {
+    public Options(Path directory) {
+      this(directory, Settings.DEFAULT);
+    }
+  }
+
+  /** Told about endpoints of one name coming and going. Called outside any lock. */
+  interface EndpointListener {
+    /** A new endpoint, or ({@code again}) one registering again. */
+    void registered(ExternalEndpoint endpoint, boolean again);
+
+    void dropped(ExternalEndpoint endpoint);
+  }
+
+  private final Path directory;
+  private final Path socket;
+  private final EventLoopGroup group;
+  private final Executor executor;
+  private final ScheduledExecutorService scheduler;
+  private final Settings settings;
+  private final LongSupplier nanoTime;
+  private final RegistrationFile file;
+  private final Map<String, NameGroup> groups = new LinkedHashMap<>();
+  private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+  private final RateLimit rate;
+  private Server server;
+  private volatile boolean closed;
+  private volatile PropertyBytes propertyBytes = configuration -> Optional.empty();
+
+  /**
+   * A Configuration's {@code discoveryProperties} as bytes (cluster mode: Secrets and ConfigMap
+   * {@code binaryData} as stored); empty when only their text is known (then it is sent as UTF-8).
+   */
+  @FunctionalInterface
+  public interface PropertyBytes {
+    Optional<Map<String, byte[]>> of(String configuration) throws Exception;
+  }
+
+  /** Where discovery properties are read as bytes from (set before Configurations start). */
+  public void usePropertyBytes(PropertyBytes source) {
+    this.propertyBytes = source;
+  }
+
+  PropertyBytes propertyBytes() {
+    return propertyBytes;
+  }
+
+  private final class NameGroup {
+    final ExternalHandler handler;
+    final Map<String, Registered> endpoints = new LinkedHashMap<>();
+    final List<EndpointListener> subscribers = new CopyOnWriteArrayList<>();
+
+    NameGroup(String name) {
+      this.handler = new ExternalHandler(name, ExternalHandlers.this);
+    }
+  }
+
+  private static final class Registered {
+    final ExternalEndpoint endpoint;
+    ManagedChannel channel;
+
+    Registered(ExternalEndpoint endpoint) {
+      this.endpoint = endpoint;
+    }
+  }
+
+  public ExternalHandlers(
+      Path directory,
+      EventLoopGroup group,
+      Executor executor,
+      ScheduledExecutorService scheduler,
+      Settings settings,
+      LongSupplier nanoTime) {
+    this.directory = directory.toAbsolutePath().normalize();
+    this.socket = this.directory.resolve(SOCKET_NAME);
+    this.group = group;
+    this.executor = executor;
+    this.scheduler = scheduler;
+    this.settings = settings;
+    this.nanoTime = nanoTime;
+    this.file = new RegistrationFile(this.directory);
+    this.rate = new RateLimit(settings.registrationsPerSecond(), nanoTime);
+  }
+
+  /** The discovery-handlers directory. */
+  public Path directory() {
+    return directory;
+  }
+
+  /** The registration socket. */
+  public Path socket() {
+    return socket;
+  }
+
+  Settings settings() {
+    return settings;
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  LongSupplier nanoTime() {
+    return nanoTime;
+  }
+
+  /**
+   * Takes back the saved registrations and serves the registration socket (removing a stale one
+   * first). Refuses (IOException) a directory whose socket answers: another agent serves it.
+   */
+  public void start() throws IOException {
+    Files.createDirectories(directory);
+    if (Files.exists(socket) || Files.isSymbolicLink(socket)) {
+      if (answers(socket)) {
+        throw new IOException(
+            socket + " answers: another agent serves this discovery-handlers directory");
+      }
+      Files.delete(socket);
+      LOG.info("removed stale registration socket {}", socket);
+    }
+    for (RegisterDiscoveryHandlerRequest saved : file.load()) {
+      // A Unix socket that is gone is a handler that is gone; a NETWORK one is dialled to know.
+      ExternalEndpoint.Checked checked = ExternalEndpoint.check(saved, directory, true);
+      if (checked instanceof ExternalEndpoint.Accepted a) {
+        register(a.endpoint(), "restored from " + file.path().getFileName());
+      } else if (checked instanceof ExternalEndpoint.Refused r) {
+        LOG.warn("saved registration not restored: {}", r.reason());
+      }
+    }
+    NettyServerBuilder builder =
+        NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+            .channelType(EpollServerDomainSocketChannel.class)
+            .bossEventLoopGroup(group)
+            .workerEventLoopGroup(group)
+            .executor(executor)
+            .maxInboundMessageSize(MAX_REGISTRATION_BYTES)
+            .maxInboundMetadataSize(MAX_REGISTRATION_BYTES)
+            .maxConcurrentCallsPerConnection(16)
+            .maxConnectionIdle(1, TimeUnit.MINUTES)
+            .handshakeTimeout(5, TimeUnit.SECONDS)
+            .addService(new RegistrationService());
+    InternalNettyServerBuilder.setStatsEnabled(builder, false);
+    InternalNettyServerBuilder.setTracingEnabled(builder, false);
+    server = builder.build().start();
+    try {
+      Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+    } catch (IOException | UnsupportedOperationException e) {
+      LOG.warn("could not make {} owner-only: {}", socket, e.toString());
+    }
+    LOG.info("serving Akri's discovery-handler registration on {}", socket);
+  }
+
+  private static boolean answers(Path socket) {
+    try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+      ch.connect(UnixDomainSocketAddress.of(socket));
+      return true;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** Registers (or registers again) an endpoint; false when refused for the endpoint limit. */
+  boolean register(ExternalEndpoint endpoint, String source) {
+    boolean newName;
+    boolean again = false;
+    ExternalEndpoint replaced = null;
+    ManagedChannel oldChannel = null;
+    List<EndpointListener> subscribers;
+    synchronized (this) {
+      if (closed) {
+        return false;
+      }
+      NameGroup g = groups.get(endpoint.name());
+      newName = g == null;
+      Registered existing = g == null ? null : g.endpoints.get(endpoint.key());
+      if (existing == null && endpointCount() >= MAX_ENDPOINTS) {
+        return false;
+      }
+      if (g == null) {
+        g = new NameGroup(endpoint.name());
+        groups.put(endpoint.name(), g);
+      }
+      if (existing != null && existing.endpoint.equals(endpoint)) {
+        again = true;
+      } else {
+        if (existing != null) {
+          replaced = existing.endpoint;
+          oldChannel = existing.channel;
+        }
+        g.endpoints.put(endpoint.key(), new Registered(endpoint));
+        file.save(all());
+      }
+      subscribers = List.copyOf(g.subscribers);
+    }
+    if (oldChannel != null) {
+      oldChannel.shutdownNow();
+    }
+    LOG.info(
+        "discovery handler {} {} at {} ({}, {}; {})",
+        endpoint.name(),
+        again ? "registered again" : "registered",
+        endpoint.endpoint(),
+        endpoint.type(),
+        endpoint.shared() ? "shared" : "not shared",
+        source);
+    for (EndpointListener l : subscribers) {
+      if (replaced != null) {
+        l.dropped(replaced);
+      }
+      l.registered(endpoint, again);
+    }
+    if (newName) {
+      fireChanged();
+    }
+    return true;
+  }
+
+  /** Drops an endpoint (its stream kept failing); its devices turn unhealthy. */
+  void drop(ExternalEndpoint endpoint, String reason) {
+    boolean nameGone;
+    ManagedChannel channel;
+    List<EndpointListener> subscribers;
+    synchronized (this) {
+      NameGroup g = groups.get(endpoint.name());
+      Registered r = g == null ? null : g.endpoints.get(endpoint.key());
+      if (r == null || !r.endpoint.equals(endpoint)) {
+        return;
+      }
+      g.endpoints.remove(endpoint.key());
+      channel = r.channel;
+      nameGone = g.endpoints.isEmpty();
+      if (nameGone) {
+        groups.remove(endpoint.name());
+      }
+      subscribers = List.copyOf(g.subscribers);
+      file.save(all());
+    }
+    LOG.warn(
+        "discovery handler {} at {} dropped: {}; its devices are unhealthy until it registers"
+            + " again",
+        endpoint.name(),
+        endpoint.endpoint(),
+        reason);
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    for (EndpointListener l : subscribers) {
+      l.dropped(endpoint);
+    }
+    if (nameGone) {
+      fireChanged();
+    }
+  }
+
+  /** Endpoints of {@code name} now, subscribing {@code listener} to later changes atomically. */
+  synchronized List<ExternalEndpoint> subscribe(String name, EndpointListener listener) {
+    NameGroup g = groups.get(name);
+    if (g == null) {
+      return List.of();
+    }
+    g.subscribers.add(listener);
+    return g.endpoints.values().stream().map(r -> r.endpoint).toList();
+  }
+
+  synchronized void unsubscribe(String name, EndpointListener listener) {
+    NameGroup g = groups.get(name);
+    if (g != null) {
+      g.subscribers.remove(listener);
+    }
+  }
+
+  /** The channel to a registered endpoint, created on first use; empty once it was dropped. */
+  synchronized Optional<ManagedChannel> channel(ExternalEndpoint endpoint) {
+    NameGroup g = groups.get(endpoint.name());
+    Registered r = g == null ? null : g.endpoints.get(endpoint.key());
+    if (r == null || !r.endpoint.equals(endpoint) || closed) {
+      return Optional.empty();
+    }
+    if (r.channel == null) {
+      NettyChannelBuilder builder =
+          endpoint.type() == ExternalEndpoint.Type.UDS
+              ? NettyChannelBuilder.forAddress(new DomainSocketAddress(endpoint.endpoint()))
+                  .channelType(EpollDomainSocketChannel.class)
+              : NettyChannelBuilder.forAddress(endpoint.host(), endpoint.port())
+                  .channelType(EpollSocketChannel.class);
+      builder
+          .eventLoopGroup(group)
+          .executor(executor)
+          .usePlaintext()
+          .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+          .maxInboundMetadataSize(MAX_REGISTRATION_BYTES);
+      InternalNettyChannelBuilder.setStatsEnabled(builder, false);
+      InternalNettyChannelBuilder.setTracingEnabled(builder, false);
+      r.channel = builder.build();
+    }
+    return Optional.of(r.channel);
+  }
+
+  private int endpointCount() {
+    return groups.values().stream().mapToInt(g -> g.endpoints.size()).sum();
+  }
+
+  private List<ExternalEndpoint> all() {
+    List<ExternalEndpoint> list = new ArrayList<>();
+    groups.values().forEach(g -> g.endpoints.values().forEach(r -> list.add(r.endpoint)));
+    return list;
+  }
+
+  /** Every endpoint registered now (for status and tests). */
+  public synchronized List<ExternalEndpoint> endpoints() {
+    return all();
+  }
+
+  private void fireChanged() {
+    // Never on a caller's thread: listeners stop discoveries and wait for them to close.
+    scheduler.execute(() -> listeners.forEach(Runnable::run));
+  }
+
+  @Override
+  public synchronized Optional<DiscoveryHandler> find(String name) {
+    NameGroup g = groups.get(name);
+    return g == null ? Optional.empty() : Optional.of(g.handler);
+  }
+
+  @Override
+  public synchronized Set<String> names() {
+    return new TreeSet<>(groups.keySet());
+  }
+
+  @Override
+  public void addListener(Runnable onChange) {
+    listeners.add(onChange);
+  }
+
+  /**
+   * Stops taking registrations and removes the socket (first thing on shutdown, so a handler whose
+   * stream the stopping agent ends registers with the next agent, not with this one).
+   */
+  public void stopServing() {
+    Server s;
+    synchronized (this) {
+      s = server;
+      server = null;
+    }
+    if (s != null) {
+      s.shutdownNow();
+      try {
+        s.awaitTermination(2, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      try {
+        Files.deleteIfExists(socket);
+      } catch (IOException e) {
+        LOG.debug("removing {}: {}", socket, e.toString());
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    stopServing();
+    List<ManagedChannel> channels = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      groups.values().forEach(g -> g.endpoints.values().forEach(r -> channels.add(r.channel)));
+    }
+    for (ManagedChannel c : channels) {
+      if (c != null) {
+        c.shutdownNow();
+      }
+    }
+  }
+
+  /** {@code v0.Registration}: checks each request, rate-limited, and registers it. */
+  private final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
+    @Override
+    public void registerDiscoveryHandler(
+        RegisterDiscoveryHandlerRequest request, StreamObserver<Empty> response) {
+      if (!rate.tryAcquire()) {
+        long refused = rate.refusedNow();
+        if (refused == 1 || refused % 1000 == 0) {
+          LOG.warn(
+              "registration of \"{}\" refused: more than {} registrations per second ({} refused"
+                  + " so far)",
+              ExternalEndpoint.shorten(request.getName()),
+              settings.registrationsPerSecond(),
+              refused);
+        }
+        response.onError(
+            Status.RESOURCE_EXHAUSTED
+                .withDescription("too many registrations; retry later")
+                .asRuntimeException());
+        return;
+      }
+      ExternalEndpoint.Checked checked = ExternalEndpoint.check(request, directory, true);
+      if (checked instanceof ExternalEndpoint.Refused r) {
+        LOG.warn("discovery handler registration refused: {}", r.reason());
+        response.onError(Status.INVALID_ARGUMENT.withDescription(r.reason()).asRuntimeException());
+        return;
+      }
+      ExternalEndpoint endpoint = ((ExternalEndpoint.Accepted) checked).endpoint();
+      if (!register(endpoint, "registered through " + SOCKET_NAME)) {
+        String reason =
+            "registration of " + endpoint.key() + " refused: " + MAX_ENDPOINTS + " endpoints";
+        LOG.warn("discovery handler {}", reason);
+        response.onError(Status.RESOURCE_EXHAUSTED.withDescription(reason).asRuntimeException());
+        return;
+      }
+      response.onNext(Empty.getDefaultInstance());
+      response.onCompleted();
+    }
+  }
+
+  /** A token bucket: {@code perSecond} per second, bursts of twice that. */
+  static final class RateLimit {
+    private final double perNano;
+    private final double burst;
+    private final LongSupplier nanoTime;
+    private double tokens;
+    private long last;
+    private long refused;
+
+    RateLimit(int perSecond, LongSupplier nanoTime) {
+      this.perNano = perSecond / 1e9;
+      this.burst = 2.0 * perSecond;
+      this.nanoTime = nanoTime;
+      this.tokens = burst;
+      this.last = nanoTime.getAsLong();
+    }
+
+    synchronized boolean tryAcquire() {
+      long now = nanoTime.getAsLong();
+      tokens = Math.min(burst, tokens + (now - last) * perNano);
+      last = now;
+      if (tokens >= 1) {
+        tokens -= 1;
+        return true;
+      }
+      refused++;
+      return false;
+    }
+
+    synchronized long refusedNow() {
+      return refused;
+    }
+  }
+}

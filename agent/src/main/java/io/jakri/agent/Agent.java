@@ -95,6 +95,11 @@ public final class Agent implements AutoCloseable {
   private final PodResourcesClient podResources;
   private final SlotReclaimer reclaimer;
   private final AgentMetrics metrics;
+  private final Optional<KubernetesPropertyResolver> secrets;
+
+  /** Where the agent's own objects without a namespace of their own go (Akri's default). */
+  private static final String AGENT_EVENTS_FALLBACK_NAMESPACE = "default";
+
   private Optional<HealthServer> health = Optional.empty();
   private Optional<ExecutorService> healthExecutor = Optional.empty();
 
@@ -137,14 +142,19 @@ public final class Agent implements AutoCloseable {
             .map(
                 c ->
                     new ConfigurationWatcher(
-                        c, options.namespace(), scheduler, this::configurationsChanged))
+                        c, options.namespaces(), scheduler, this::configurationsChanged))
             .orElse(null);
     KubernetesInstanceStore clusterStore =
         client
             .map(
                 c ->
                     new KubernetesInstanceStore(
-                        c, options.namespace(), options.nodeName(), watcher::ownerOf, calls))
+                        c,
+                        options.namespaces(),
+                        watcher::namespaceOf,
+                        options.nodeName(),
+                        watcher::ownerOf,
+                        calls))
             .orElse(null);
     this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
@@ -169,7 +179,8 @@ public final class Agent implements AutoCloseable {
             .<HandlerRegistry>map(e -> new CombinedHandlerRegistry(handlers, e))
             .orElse(handlers);
     Optional<KubernetesPropertyResolver> clusterProperties =
-        client.map(c -> new KubernetesPropertyResolver(c, options.namespace()));
+        client.map(KubernetesPropertyResolver::asAkri);
+    this.secrets = clusterProperties;
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),
@@ -205,7 +216,7 @@ public final class Agent implements AutoCloseable {
       ConfigurationStatusPublisher status =
           new ConfigurationStatusPublisher(
               client.get(),
-              options.namespace(),
+              AGENT_EVENTS_FALLBACK_NAMESPACE,
               options.nodeName(),
               watcher,
               discovery::statuses,
@@ -213,7 +224,7 @@ public final class Agent implements AutoCloseable {
               (configuration, reason, message) ->
                   recorder.warning(
                       ObjectRef.configuration(
-                          options.namespace(), configuration.name(), configuration.uid()),
+                          configuration.namespace(), configuration.name(), configuration.uid()),
                       reason,
                       message),
               scheduler,
@@ -286,7 +297,7 @@ public final class Agent implements AutoCloseable {
         new AgentEvents(
             events,
             options.nodeName(),
-            options.namespace(),
+            instanceNamespace(clusterStore, watcher),
             client.isPresent() ? clusterStore::uidOf : name -> Optional.empty(),
             Clock.systemUTC());
     plugins.addListener(operatorEvents);
@@ -324,8 +335,28 @@ public final class Agent implements AutoCloseable {
     }
   }
 
+  /**
+   * The namespace of an Instance for Events about it: where it was seen, else its Configuration's
+   * (from the name's prefix), else {@code default}.
+   */
+  private static java.util.function.Function<String, String> instanceNamespace(
+      KubernetesInstanceStore store, ConfigurationWatcher watcher) {
+    if (store == null) {
+      return name -> AGENT_EVENTS_FALLBACK_NAMESPACE;
+    }
+    return name ->
+        store
+            .namespaceOfInstance(name)
+            .or(() -> store.get(name).flatMap(i -> watcher.namespaceOf(i.configurationName())))
+            .orElse(AGENT_EVENTS_FALLBACK_NAMESPACE);
+  }
+
   private void configurationsChanged(
       java.util.List<io.jakri.agent.configuration.ConfigurationSpec> specs) {
+    secrets.ifPresent(
+        s ->
+            s.retain(
+                specs.stream().map(io.jakri.agent.configuration.ConfigurationSpec::name).toList()));
     discovery.apply(specs);
     cluster.ifPresent(c -> c.status().changed());
   }
@@ -349,7 +380,7 @@ public final class Agent implements AutoCloseable {
             .withConnectionTimeout(5_000)
             .withRequestTimeout(10_000)
             .build();
-    LOG.info("API server {} (namespace {})", config.getMasterUrl(), options.namespace());
+    LOG.info("API server {} ({})", config.getMasterUrl(), options.namespaces().describe());
     return start(options, Optional.of(new KubernetesClientBuilder().withConfig(config).build()));
   }
 
@@ -377,7 +408,7 @@ public final class Agent implements AutoCloseable {
         "jakri agent {} starting on node {} ({}, device plugins in {}, plugins from {})",
         VERSION,
         options.nodeName(),
-        cluster.isPresent() ? "cluster mode, namespace " + options.namespace() : "standalone",
+        cluster.isPresent() ? "cluster mode, " + options.namespaces().describe() : "standalone",
         options.devicePluginDir(),
         options.pluginsDir());
     if (emulator.isPresent()) {
@@ -404,6 +435,7 @@ public final class Agent implements AutoCloseable {
       configurationFiles.get().start();
     }
     if (cluster.isPresent()) {
+      secrets.ifPresent(s -> s.onChange(discovery::rediscover));
       cluster.get().store().start();
       cluster.get().watcher().start();
       scheduleLeftoverSweep(options.offlineGrace());
@@ -544,6 +576,11 @@ public final class Agent implements AutoCloseable {
         TimeUnit.MILLISECONDS);
   }
 
+  /** The Configuration watch (cluster mode). */
+  public Optional<ConfigurationWatcher> configurations() {
+    return cluster.map(Cluster::watcher);
+  }
+
   /** Counts of API requests made so far (cluster mode). */
   public Optional<ApiCalls> apiCalls() {
     return cluster.map(Cluster::calls);
@@ -615,6 +652,7 @@ public final class Agent implements AutoCloseable {
           c.watcher().close();
           c.status().close();
         });
+    secrets.ifPresent(KubernetesPropertyResolver::close);
     discovery.close();
     externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();

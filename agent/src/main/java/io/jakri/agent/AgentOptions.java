@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.SlotReclaimer;
 import java.nio.file.Path;
@@ -12,7 +13,8 @@ import java.util.Optional;
  * @param config standalone mode's Configuration file or directory (empty in cluster mode)
  * @param reclaimGrace how long a slot this node holds must be unused by every container (per the
  *     kubelet's PodResources API) before it is freed
- * @param namespace cluster mode: the namespace whose Configurations and Instances the agent uses
+ * @param namespaces cluster mode: the namespaces whose Configurations the agent serves (every
+ *     namespace by default); each Configuration's Instances go to its own namespace
  * @param tidyNode cluster mode: remove {@code akri.sh/...} keys this agent no longer serves from
  *     its Node's capacity and allocatable
  * @param metricsPort port of {@code /metrics}, {@code /healthz}, {@code /readyz}; negative: off, 0:
@@ -31,14 +33,11 @@ public record AgentOptions(
     Path pluginsDir,
     Duration offlineGrace,
     Duration reclaimGrace,
-    String namespace,
+    WatchedNamespaces namespaces,
     boolean tidyNode,
     int metricsPort,
     Safeguards safeguards,
     Optional<ExternalHandlers.Options> externalHandlers) {
-
-  /** Default namespace of cluster mode. */
-  public static final String DEFAULT_NAMESPACE = "default";
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -83,15 +82,20 @@ public record AgentOptions(
         pluginsDir,
         offlineGrace,
         reclaimGrace,
-        DEFAULT_NAMESPACE,
+        WatchedNamespaces.all(),
         true,
         -1,
         Safeguards.defaults(),
         Optional.empty());
   }
 
-  /** A copy for cluster mode in {@code newNamespace}. */
+  /** A copy for cluster mode watching only {@code newNamespace}. */
   public AgentOptions inCluster(String newNamespace, boolean newTidyNode) {
+    return inCluster(WatchedNamespaces.of(newNamespace), newTidyNode);
+  }
+
+  /** A copy for cluster mode watching {@code newNamespaces}. */
+  public AgentOptions inCluster(WatchedNamespaces newNamespaces, boolean newTidyNode) {
     return new AgentOptions(
         nodeName,
         false,
@@ -102,7 +106,7 @@ public record AgentOptions(
         pluginsDir,
         offlineGrace,
         reclaimGrace,
-        newNamespace,
+        newNamespaces,
         newTidyNode,
         metricsPort,
         safeguards,
@@ -121,7 +125,7 @@ public record AgentOptions(
         pluginsDir,
         offlineGrace,
         grace,
-        namespace,
+        namespaces,
         tidyNode,
         metricsPort,
         safeguards,
@@ -140,7 +144,7 @@ public record AgentOptions(
         pluginsDir,
         offlineGrace,
         reclaimGrace,
-        namespace,
+        namespaces,
         tidyNode,
         port,
         safeguards,
@@ -159,7 +163,7 @@ public record AgentOptions(
         pluginsDir,
         offlineGrace,
         reclaimGrace,
-        namespace,
+        namespaces,
         tidyNode,
         metricsPort,
         newSafeguards,
@@ -178,7 +182,7 @@ public record AgentOptions(
         pluginsDir,
         offlineGrace,
         reclaimGrace,
-        namespace,
+        namespaces,
         tidyNode,
         metricsPort,
         safeguards,

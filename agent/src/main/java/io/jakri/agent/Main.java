@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.discovery.SlotLimits;
@@ -90,11 +91,21 @@ public final class Main implements Callable<Integer> {
   }
 
   @Option(
+      names = "--namespaces",
+      split = ",",
+      paramLabel = "NS[,NS...]",
+      description =
+          "Cluster mode: watch Configurations only in these namespaces (env JAKRI_NAMESPACES;"
+              + " default: every namespace, as Akri). Each Configuration's Instances go to its"
+              + " own namespace.")
+  List<String> namespaces = new ArrayList<>();
+
+  @Option(
       names = "--namespace",
       description =
-          "Cluster mode: namespace of the Configurations and Instances (env JAKRI_NAMESPACE;"
-              + " default ${DEFAULT-VALUE}).")
-  String namespace = AgentOptions.DEFAULT_NAMESPACE;
+          "Cluster mode: watch only this one namespace (env JAKRI_NAMESPACE; the same as"
+              + " --namespaces with one name).")
+  String namespace;
 
   @Option(
       names = "--tidy-node",
@@ -201,10 +212,24 @@ public final class Main implements Callable<Integer> {
         System.err.println("jakri-agent: --config needs --standalone");
         return 2;
       }
+      List<String> watched = new ArrayList<>();
+      for (String ns : namespaces) {
+        if (!ns.isBlank() && !watched.contains(ns.strip())) {
+          watched.add(ns.strip());
+        }
+      }
+      if (namespace != null && !namespace.isBlank()) {
+        if (!watched.isEmpty() && !watched.equals(List.of(namespace.strip()))) {
+          System.err.println(
+              "jakri-agent: --namespace and --namespaces disagree; give one of them");
+          return 2;
+        }
+        watched = List.of(namespace.strip());
+      }
       return runUntilSignal(
           common
               .options(false, Optional.empty(), emulateKubelet)
-              .inCluster(namespace, tidyNode)
+              .inCluster(new WatchedNamespaces(watched), tidyNode)
               .withMetricsPort(port)
               .withSafeguards(safeguards())
               .withExternalHandlers(externalHandlers()));

@@ -58,7 +58,6 @@ class AgentDaemonSetTest {
                 Map.of("fieldRef", Map.of("fieldPath", "spec.nodeName"))));
     assertThat(RenderedChart.strings(agent.get("args")))
         .contains(
-            "--namespace=jakri",
             "--device-plugin-dir=/var/lib/kubelet/device-plugins",
             "--pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock",
             "--plugins-dir=/opt/jakri/plugins",

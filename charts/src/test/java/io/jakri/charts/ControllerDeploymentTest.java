@@ -19,7 +19,7 @@ class ControllerDeploymentTest {
     assertThat(get(deployment, "spec", "replicas")).isEqualTo(1);
     assertThat(controller.get("image")).isEqualTo("jakri/controller:0.1.0");
     assertThat(RenderedChart.strings(controller.get("args")))
-        .containsExactly("--namespace=jakri", "--log-format=text", "--metrics-port=9464");
+        .containsExactly("--log-format=text", "--metrics-port=9464");
     assertThat(maps(controller.get("ports")))
         .containsExactly(Map.of("name", "metrics", "containerPort", 9464, "protocol", "TCP"));
     assertThat(get(pod, "securityContext", "runAsNonRoot")).isEqualTo(true);

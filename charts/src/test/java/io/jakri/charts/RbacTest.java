@@ -27,18 +27,14 @@ class RbacTest {
     RenderedChart repo = repoFile("agent/rbac/agent-rbac.yaml");
     RenderedChart chart = RenderedChart.render();
 
-    assertThat(rules(chart.one("Role", "jakri-agent")))
-        .isEqualTo(rules(repo.one("Role", "jakri-agent")));
+    assertThat(rules(chart.one("ClusterRole", "jakri-jakri-agent")))
+        .isEqualTo(rules(repo.one("ClusterRole", "jakri-agent")));
     assertThat(rules(chart.one("ClusterRole", "jakri-jakri-agent-node-tidy")))
         .isEqualTo(rules(repo.one("ClusterRole", "jakri-agent-node-tidy")));
-    assertBinds(chart.one("RoleBinding", "jakri-agent"), "Role", "jakri-agent", "jakri-agent");
-    Map<String, Object> nodeEvents = chart.one("Role", "jakri-jakri-agent-node-events");
-    assertThat(get(nodeEvents, "metadata", "namespace")).isEqualTo("default");
-    assertThat(rules(nodeEvents)).isEqualTo(rules(repo.one("Role", "jakri-agent-node-events")));
     assertBinds(
-        chart.one("RoleBinding", "jakri-jakri-agent-node-events"),
-        "Role",
-        "jakri-jakri-agent-node-events",
+        chart.one("ClusterRoleBinding", "jakri-jakri-agent"),
+        "ClusterRole",
+        "jakri-jakri-agent",
         "jakri-agent");
     assertBinds(
         chart.one("ClusterRoleBinding", "jakri-jakri-agent-node-tidy"),
@@ -52,14 +48,14 @@ class RbacTest {
     RenderedChart repo = repoFile("controller/rbac/controller-rbac.yaml");
     RenderedChart chart = RenderedChart.render();
 
-    assertThat(rules(chart.one("Role", "jakri-controller")))
-        .isEqualTo(rules(repo.one("Role", "jakri-controller")));
+    assertThat(rules(chart.one("ClusterRole", "jakri-jakri-controller")))
+        .isEqualTo(rules(repo.one("ClusterRole", "jakri-controller")));
     assertThat(rules(chart.one("ClusterRole", "jakri-jakri-controller-nodes")))
         .isEqualTo(rules(repo.one("ClusterRole", "jakri-controller-nodes")));
     assertBinds(
-        chart.one("RoleBinding", "jakri-controller"),
-        "Role",
-        "jakri-controller",
+        chart.one("ClusterRoleBinding", "jakri-jakri-controller"),
+        "ClusterRole",
+        "jakri-jakri-controller",
         "jakri-controller");
     assertBinds(
         chart.one("ClusterRoleBinding", "jakri-jakri-controller-nodes"),
@@ -72,23 +68,72 @@ class RbacTest {
   void chartGrantsNoRoleBeyondTheRepoFiles() {
     RenderedChart chart = RenderedChart.render();
 
-    assertThat(chart.ofKind("Role"))
-        .extracting(r -> get(r, "metadata", "name"))
-        .containsExactlyInAnyOrder(
-            "jakri-agent", "jakri-jakri-agent-node-events", "jakri-controller");
+    // Every namespace (the default): ClusterRoles, no namespaced Role.
+    assertThat(chart.ofKind("Role")).isEmpty();
     assertThat(chart.ofKind("ClusterRole"))
         .extracting(r -> get(r, "metadata", "name"))
-        .containsExactlyInAnyOrder("jakri-jakri-agent-node-tidy", "jakri-jakri-controller-nodes");
+        .containsExactlyInAnyOrder(
+            "jakri-jakri-agent",
+            "jakri-jakri-controller",
+            "jakri-jakri-agent-node-tidy",
+            "jakri-jakri-controller-nodes");
+    assertThat(
+            RenderedChart.strings(
+                get(
+                    chart.one("DaemonSet", "jakri-agent"),
+                    "spec",
+                    "template",
+                    "spec",
+                    "containers",
+                    0,
+                    "args")))
+        .noneMatch(a -> a.startsWith("--namespace"));
   }
 
   @Test
-  void withoutNodeTidyingTheAgentGetsNoClusterRole() {
+  void watchNamespacesGrantsTheSameRulesAsARoleInEachListedNamespaceOnly() throws IOException {
+    RenderedChart repo = repoFile("agent/rbac/agent-rbac.yaml");
+    RenderedChart controllerRepo = repoFile("controller/rbac/controller-rbac.yaml");
+    RenderedChart chart = RenderedChart.render("watch-namespaces.yaml");
+
+    assertThat(chart.ofKind("Role"))
+        .extracting(r -> get(r, "metadata", "name") + "@" + get(r, "metadata", "namespace"))
+        .containsExactlyInAnyOrder(
+            "jakri-agent@team-a",
+            "jakri-agent@team-b",
+            "jakri-controller@team-a",
+            "jakri-controller@team-b",
+            "jakri-jakri-agent-node-events@default");
+    for (Map<String, Object> role : chart.ofKind("Role")) {
+      String name = (String) get(role, "metadata", "name");
+      if (name.equals("jakri-agent")) {
+        assertThat(rules(role)).isEqualTo(rules(repo.one("ClusterRole", "jakri-agent")));
+      } else if (name.equals("jakri-controller")) {
+        assertThat(rules(role))
+            .isEqualTo(rules(controllerRepo.one("ClusterRole", "jakri-controller")));
+      }
+    }
+    assertThat(chart.ofKind("ClusterRole"))
+        .extracting(r -> get(r, "metadata", "name"))
+        .containsExactlyInAnyOrder("jakri-jakri-agent-node-tidy", "jakri-jakri-controller-nodes");
+    for (String kind : new String[] {"DaemonSet", "Deployment"}) {
+      Map<String, Object> workload = chart.ofKind(kind).get(0);
+      assertThat(
+              RenderedChart.strings(
+                  get(workload, "spec", "template", "spec", "containers", 0, "args")))
+          .contains("--namespaces=team-a,team-b");
+    }
+  }
+
+  @Test
+  void withoutNodeTidyingTheAgentGetsNoNodeClusterRole() {
     RenderedChart chart = RenderedChart.render("no-tidy-node.yaml");
 
     assertThat(chart.ofKind("ClusterRole"))
         .extracting(r -> get(r, "metadata", "name"))
-        .containsExactly("jakri-jakri-controller-nodes");
-    assertThat(chart.ofKind("ClusterRoleBinding")).hasSize(1);
+        .containsExactlyInAnyOrder(
+            "jakri-jakri-agent", "jakri-jakri-controller", "jakri-jakri-controller-nodes");
+    assertThat(chart.ofKind("ClusterRoleBinding")).hasSize(3);
     assertThat(
             RenderedChart.strings(
                 get(

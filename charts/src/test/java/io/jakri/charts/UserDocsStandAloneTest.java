@@ -50,7 +50,10 @@ class UserDocsStandAloneTest {
   @Test
   void examplesSayWhichNamespaceTheyGoInAndHowTheStaticOneRunsOnAnyHost() throws IOException {
     String examples = read("examples/README.md");
-    assertThat(examples).contains("kubectl apply -n jakri -f examples/<dir>/");
+    assertThat(examples)
+        .contains("watch every namespace by default")
+        .contains("`watchNamespaces`")
+        .contains("kubectl apply -n jakri -f examples/<dir>/");
     assertThat(examples).contains("--node-name minikube");
     assertThat(read("examples/spookd/configuration.yaml")).contains("- minikube");
   }

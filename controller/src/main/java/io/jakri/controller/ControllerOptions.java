@@ -51,4 +51,10 @@ public record ControllerOptions(
   public ControllerOptions withRetry(Duration base, Duration max) {
     return new ControllerOptions(namespace, pendingGrace, nodeGrace, resync, workers, base, max);
   }
+
+  /** A copy for {@code other}'s namespace. */
+  public ControllerOptions inNamespace(String other) {
+    return new ControllerOptions(
+        other, pendingGrace, nodeGrace, resync, workers, retryBase, retryMax);
+  }
 }

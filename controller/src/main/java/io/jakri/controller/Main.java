@@ -8,6 +8,8 @@ import io.jakri.logging.LogFormat;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -38,10 +40,21 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--namespace",
-      defaultValue = "${env:JAKRI_NAMESPACE:-default}",
+      defaultValue = "${env:JAKRI_NAMESPACE}",
       description =
-          "Namespace of Configurations, Instances and brokers (default: ${DEFAULT-VALUE}).")
+          "Serve only this namespace (env JAKRI_NAMESPACE; the same as --namespaces with one"
+              + " name).")
   String namespace;
+
+  @Option(
+      names = "--namespaces",
+      split = ",",
+      paramLabel = "NS[,NS...]",
+      defaultValue = "${env:JAKRI_NAMESPACES}",
+      description =
+          "Serve only these namespaces (env JAKRI_NAMESPACES; default: every namespace, as"
+              + " Akri). Brokers and Services go to their Instance's namespace.")
+  List<String> namespaces = new ArrayList<>();
 
   @Option(
       names = "--pending-grace",
@@ -100,10 +113,26 @@ public final class Main implements Callable<Integer> {
     logFormat.apply(Optional.empty());
     // Looked up after the format is applied: the first lookup would initialise logback.
     Logger log = LoggerFactory.getLogger(Main.class);
-    ControllerOptions defaults = ControllerOptions.defaults(namespace);
+    List<String> served = new ArrayList<>();
+    for (String ns : namespaces == null ? List.<String>of() : namespaces) {
+      if (ns != null && !ns.isBlank() && !served.contains(ns.strip())) {
+        served.add(ns.strip());
+      }
+    }
+    if (namespace != null && !namespace.isBlank()) {
+      if (!served.isEmpty() && !served.equals(List.of(namespace.strip()))) {
+        System.err.println(
+            "jakri-controller: --namespace and --namespaces disagree; give one of them");
+        return 2;
+      }
+      served = List.of(namespace.strip());
+    }
+    String where =
+        served.isEmpty() ? "all namespaces" : "namespace(s) " + String.join(", ", served);
+    ControllerOptions defaults = ControllerOptions.defaults("default");
     ControllerOptions options =
         new ControllerOptions(
-            namespace,
+            "default",
             pendingGrace,
             nodeGrace,
             resync,
@@ -126,25 +155,27 @@ public final class Main implements Callable<Integer> {
             }
           });
     }
-    ExecutorService pool = Executors.newFixedThreadPool(workers);
+    // Each served namespace runs its own worker loops.
+    ExecutorService pool = Executors.newCachedThreadPool();
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     try (KubernetesClient client =
             new KubernetesClientBuilder()
                 .withHttpClientBuilderConsumer(
                     b -> b.addOrReplaceInterceptor("jakri-api-calls", calls.interceptor()))
                 .build();
-        Controller controller =
-            new Controller(
+        AllNamespaces controller =
+            new AllNamespaces(
                 client,
                 options,
+                served,
                 Clock.systemUTC(),
                 pool,
                 scheduler,
                 RandomGenerator.getDefault())) {
       log.info(
-          "API server {} (namespace {}); listing Configurations, Instances, Nodes and brokers",
+          "API server {} ({}); listing Configurations, Instances, Nodes and brokers",
           client.getMasterUrl(),
-          namespace);
+          where);
       try {
         controller.start(SYNC_TIMEOUT);
       } catch (java.util.concurrent.TimeoutException e) {

@@ -25,8 +25,8 @@ class MainTest {
   void flagsHaveTheDocumentedDefaults() {
     Main main = new Main();
     new CommandLine(main).parseArgs();
-    assertThat(main.namespace)
-        .isEqualTo(System.getenv().getOrDefault("JAKRI_NAMESPACE", "default"));
+    // No namespace: every namespace is served, as Akri's controller does.
+    assertThat(main.namespace).isEqualTo(System.getenv("JAKRI_NAMESPACE"));
     assertThat(main.pendingGrace).isEqualTo(Duration.ofMinutes(5));
     assertThat(main.nodeGrace).isEqualTo(Duration.ofMinutes(5));
     assertThat(main.resync).isEqualTo(Duration.ofMinutes(5));

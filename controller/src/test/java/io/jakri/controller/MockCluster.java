@@ -49,6 +49,7 @@ final class MockCluster implements AutoCloseable {
   private volatile Predicate<RecordedRequest> reject = r -> false;
   private volatile String rejectField = "";
   private final List<Running> running = new ArrayList<>();
+  private final List<Runnable> closables = new ArrayList<>();
 
   /** A started controller with its own client, executors and request counter. */
   record Running(
@@ -144,6 +145,33 @@ final class MockCluster implements AutoCloseable {
     return r;
   }
 
+  /** Starts a controller over {@code only} (empty: every namespace); closed with the cluster. */
+  AllNamespaces startAcrossNamespaces(java.util.List<String> only) throws Exception {
+    KubernetesClient own = server.createClient();
+    ExecutorService workers = Executors.newCachedThreadPool();
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    AllNamespaces controller =
+        new AllNamespaces(
+            own,
+            options(),
+            only,
+            Clock.systemUTC(),
+            workers,
+            scheduler,
+            RandomGenerator.getDefault());
+    synchronized (closables) {
+      closables.add(
+          () -> {
+            controller.close();
+            workers.shutdownNow();
+            scheduler.shutdownNow();
+            own.close();
+          });
+    }
+    controller.start(Duration.ofSeconds(30));
+    return controller;
+  }
+
   Running start() throws Exception {
     return start(options());
   }
@@ -174,14 +202,24 @@ final class MockCluster implements AutoCloseable {
   }
 
   Configuration configuration(String yaml) {
+    return configuration(NS, yaml);
+  }
+
+  Configuration configuration(String namespace, String yaml) {
     Configuration c = client.getKubernetesSerialization().unmarshal(yaml, Configuration.class);
-    c.getMetadata().setNamespace(NS);
-    return client.resource(c).inNamespace(NS).createOr(x -> x.update());
+    c.getMetadata().setNamespace(namespace);
+    return client.resource(c).inNamespace(namespace).createOr(x -> x.update());
   }
 
   /** A Configuration with a broker Pod spec and both Service specs. */
   Configuration podConfiguration(String name, String image) {
+    return podConfiguration(NS, name, image);
+  }
+
+  /** A Configuration in {@code namespace} with a broker Pod spec and both Service specs. */
+  Configuration podConfiguration(String namespace, String name, String image) {
     return configuration(
+        namespace,
         """
         apiVersion: akri.sh/v0
         kind: Configuration
@@ -215,9 +253,10 @@ final class MockCluster implements AutoCloseable {
 
   /** Creates an Instance as an agent would: labelled, owned by its Configuration. */
   Instance instance(Configuration configuration, String name, boolean shared, String... nodes) {
+    String namespace = configuration.getMetadata().getNamespace();
     Instance i = new Instance();
     i.getMetadata().setName(name);
-    i.getMetadata().setNamespace(NS);
+    i.getMetadata().setNamespace(namespace);
     i.getMetadata()
         .setLabels(Map.of("akri.sh/configuration", configuration.getMetadata().getName()));
     i.getMetadata()
@@ -239,13 +278,16 @@ final class MockCluster implements AutoCloseable {
     usage.put(name + "-1", "");
     spec.setDeviceUsage(usage);
     i.setSpec(spec);
-    return client.resource(i).inNamespace(NS).create();
+    return client.resource(i).inNamespace(namespace).create();
   }
 
   @Override
   public void close() {
     synchronized (running) {
       running.forEach(Running::close);
+    }
+    synchronized (closables) {
+      closables.forEach(Runnable::run);
     }
     client.close();
     server.destroy();

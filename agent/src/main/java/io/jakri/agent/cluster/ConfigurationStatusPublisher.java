@@ -199,7 +199,7 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
         failed = true;
         LOG.warn(
             "configuration {}/{}: cannot write status: {}",
-            namespace,
+            k.namespace(),
             k.name(),
             KubernetesInstanceStore.describe(e));
       }
@@ -338,16 +338,17 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     GenericKubernetesResource target = new GenericKubernetesResource();
     target.setApiVersion(Configuration.GROUP + "/" + Configuration.VERSION);
     target.setKind("Configuration");
-    target.setMetadata(new ObjectMetaBuilder().withName(k.name()).withNamespace(namespace).build());
+    target.setMetadata(
+        new ObjectMetaBuilder().withName(k.name()).withNamespace(k.namespace()).build());
     calls.count(ApiCalls.Verb.PATCH);
     client
         .genericKubernetesResources(Configuration.resourceDefinition())
-        .inNamespace(namespace)
+        .inNamespace(k.namespace())
         .resource(target)
         .subresource("status")
         .patch(PatchContext.of(PatchType.JSON), json);
     written.put(k.name(), new Written(seenVersion, json));
-    LOG.debug("configuration {}/{}: status written ({})", namespace, k.name(), own.state());
+    LOG.debug("configuration {}/{}: status written ({})", k.namespace(), k.name(), own.state());
   }
 
   /**

@@ -9,7 +9,11 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.crd.Configuration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +27,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Watches {@code configurations.akri.sh} in one namespace and hands the valid ones to discovery.
+ * Watches {@code configurations.akri.sh} in the watched namespaces (every namespace by default) and
+ * hands the valid ones to discovery.
+ *
+ * <p>Names are per node: a Configuration's name is its kubelet resource ({@code
+ * akri.sh/<configuration>}) and the prefix of its Instances' names, which are kubelet resources
+ * too. So when Configurations of the same name exist in several namespaces, only the oldest (by
+ * creationTimestamp, then namespace in alphabetical order, the same choice on every node) is
+ * served; each other one is reported as {@link #shadowed() shadowed} with one error line and is
+ * served as soon as the older one is deleted.
  *
  * <p>Configurations are watched untyped and checked by the same {@link ConfigurationParser} rules
  * as standalone files, so one malformed object (the mock server and older API servers enforce no
@@ -36,17 +48,19 @@ public final class ConfigurationWatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConfigurationWatcher.class);
 
   private final KubernetesClient client;
-  private final String namespace;
+  private final WatchedNamespaces namespaces;
   private final ScheduledExecutorService scheduler;
   private final Consumer<List<ConfigurationSpec>> desired;
   private final ConfigurationParser parser = new ConfigurationParser();
   private final Map<String, Known> known = new ConcurrentHashMap<>();
+  private final Map<String, String> shadowed = new ConcurrentHashMap<>();
   private final AtomicBoolean pending = new AtomicBoolean();
-  private volatile SharedIndexInformer<GenericKubernetesResource> informer;
+  private volatile List<SharedIndexInformer<GenericKubernetesResource>> informers = List.of();
   private volatile boolean closed;
 
   /** One Configuration as last seen: its identity and either a spec or the reason it has none. */
   public record Known(
+      String namespace,
       String name,
       String uid,
       long generation,
@@ -60,27 +74,41 @@ public final class ConfigurationWatcher implements AutoCloseable {
    */
   public ConfigurationWatcher(
       KubernetesClient client,
-      String namespace,
+      WatchedNamespaces namespaces,
       ScheduledExecutorService scheduler,
       Consumer<List<ConfigurationSpec>> desired) {
     this.client = client;
-    this.namespace = namespace;
+    this.namespaces = namespaces;
     this.scheduler = scheduler;
     this.desired = desired;
   }
 
+  /** For an agent watching only {@code namespace}. */
+  public ConfigurationWatcher(
+      KubernetesClient client,
+      String namespace,
+      ScheduledExecutorService scheduler,
+      Consumer<List<ConfigurationSpec>> desired) {
+    this(client, WatchedNamespaces.of(namespace), scheduler, desired);
+  }
+
   /** Starts the watch; returns at once. List/watch failures are retried with backoff. */
   public void start() {
-    SharedIndexInformer<GenericKubernetesResource> inf =
-        client
-            .genericKubernetesResources(Configuration.resourceDefinition())
-            .inNamespace(namespace)
-            .runnableInformer(0);
+    List<SharedIndexInformer<GenericKubernetesResource>> started =
+        namespaces.informers(client.genericKubernetesResources(Configuration.resourceDefinition()));
+    for (SharedIndexInformer<GenericKubernetesResource> inf : started) {
+      watch(inf);
+    }
+    informers = started;
+    started.forEach(SharedIndexInformer::start);
+  }
+
+  private void watch(SharedIndexInformer<GenericKubernetesResource> inf) {
     inf.exceptionHandler(
         (started, t) -> {
           LOG.warn(
-              "configurations watch in namespace {} failed, retrying: {}",
-              namespace,
+              "configurations watch in {} failed, retrying: {}",
+              namespaces.describe(),
               WatchFailure.describe(String.valueOf(client.getMasterUrl()), t));
           return true;
         });
@@ -101,19 +129,34 @@ public final class ConfigurationWatcher implements AutoCloseable {
             changed();
           }
         });
-    informer = inf;
-    inf.start();
   }
 
   /** Whether the first list of Configurations has been received. */
   public boolean synced() {
-    SharedIndexInformer<?> inf = informer;
-    return inf != null && inf.hasSynced();
+    List<SharedIndexInformer<GenericKubernetesResource>> infs = informers;
+    return !infs.isEmpty() && infs.stream().allMatch(SharedIndexInformer::hasSynced);
   }
 
-  /** Every Configuration as last seen, valid or not, by name. */
+  /**
+   * Every Configuration this agent serves, as last seen, valid or not, by name (a shadowed one is
+   * not among them).
+   */
   public Map<String, Known> known() {
     return Map.copyOf(known);
+  }
+
+  /** The namespace of the served Configuration {@code name}, if there is one. */
+  public Optional<String> namespaceOf(String name) {
+    Known k = known.get(name);
+    return k == null ? Optional.empty() : Optional.of(k.namespace());
+  }
+
+  /**
+   * Configurations not served because an older one of the same name exists in another namespace:
+   * {@code namespace/name} to the reason.
+   */
+  public Map<String, String> shadowed() {
+    return Map.copyOf(shadowed);
   }
 
   /** The owner reference an Instance of Configuration {@code name} carries. */
@@ -136,10 +179,7 @@ public final class ConfigurationWatcher implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    SharedIndexInformer<?> inf = informer;
-    if (inf != null) {
-      inf.close();
-    }
+    informers.forEach(SharedIndexInformer::close);
   }
 
   private void changed() {
@@ -150,23 +190,66 @@ public final class ConfigurationWatcher implements AutoCloseable {
 
   private void recompute() {
     pending.set(false);
-    SharedIndexInformer<GenericKubernetesResource> inf = informer;
-    if (inf == null || closed) {
+    List<SharedIndexInformer<GenericKubernetesResource>> infs = informers;
+    if (infs.isEmpty() || closed) {
       return;
     }
+    List<GenericKubernetesResource> all = new ArrayList<>();
+    infs.forEach(inf -> all.addAll(inf.getStore().list()));
+    all.sort(OLDEST_FIRST);
     Map<String, Known> next = new LinkedHashMap<>();
+    Map<String, String> nextShadowed = new LinkedHashMap<>();
     List<ConfigurationSpec> valid = new ArrayList<>();
-    for (GenericKubernetesResource resource : inf.getStore().list()) {
+    for (GenericKubernetesResource resource : all) {
+      String name = resource.getMetadata().getName();
+      String namespace = resource.getMetadata().getNamespace();
+      Known served = next.get(name);
+      if (served != null) {
+        String key = namespace + "/" + name;
+        String reason =
+            "not served: Configuration "
+                + served.namespace()
+                + "/"
+                + name
+                + " is older and has the same name (names are per node: akri.sh/"
+                + name
+                + " and its Instances' resources); rename one of them";
+        nextShadowed.put(key, reason);
+        if (!reason.equals(shadowed.get(key))) {
+          LOG.error("configuration {}: {}", key, reason);
+        }
+        continue;
+      }
       Known k = check(resource);
       next.put(k.name(), k);
       k.spec().ifPresent(valid::add);
       Known before = known.get(k.name());
       if (!k.problems().isEmpty() && (before == null || !before.problems().equals(k.problems()))) {
-        LOG.error("configuration {}/{}: rejected: {}", namespace, k.name(), k.problems());
+        LOG.error("configuration {}/{}: rejected: {}", k.namespace(), k.name(), k.problems());
+      }
+    }
+    // A name now served from another namespace is another Configuration: discovery drops the old
+    // one (its devices and Instances) before it starts the new one.
+    List<String> moved = new ArrayList<>();
+    next.forEach(
+        (name, k) -> {
+          Known before = known.get(name);
+          if (before != null && !before.namespace().equals(k.namespace())) {
+            moved.add(name);
+          }
+        });
+    if (!moved.isEmpty()) {
+      LOG.info("configurations {} now served from another namespace; restarting them", moved);
+      try {
+        desired.accept(valid.stream().filter(spec -> !moved.contains(spec.name())).toList());
+      } catch (RuntimeException e) {
+        LOG.error("applying configurations failed: {}", e.toString(), e);
       }
     }
     known.keySet().retainAll(next.keySet());
     known.putAll(next);
+    shadowed.keySet().retainAll(nextShadowed.keySet());
+    shadowed.putAll(nextShadowed);
     try {
       desired.accept(valid);
     } catch (RuntimeException e) {
@@ -174,8 +257,26 @@ public final class ConfigurationWatcher implements AutoCloseable {
     }
   }
 
+  /** Oldest first; equal timestamps by namespace, so every node makes the same choice. */
+  private static final Comparator<GenericKubernetesResource> OLDEST_FIRST =
+      Comparator.comparing(
+              (GenericKubernetesResource r) -> timestamp(r.getMetadata().getCreationTimestamp()))
+          .thenComparing(r -> String.valueOf(r.getMetadata().getNamespace()));
+
+  private static Instant timestamp(String creationTimestamp) {
+    if (creationTimestamp == null) {
+      return Instant.MAX;
+    }
+    try {
+      return OffsetDateTime.parse(creationTimestamp).toInstant();
+    } catch (DateTimeParseException e) {
+      return Instant.MAX;
+    }
+  }
+
   private Known check(GenericKubernetesResource resource) {
     String name = resource.getMetadata().getName();
+    String namespace = resource.getMetadata().getNamespace();
     long generation =
         resource.getMetadata().getGeneration() == null ? 0 : resource.getMetadata().getGeneration();
     Object document;
@@ -183,6 +284,7 @@ public final class ConfigurationWatcher implements AutoCloseable {
       document = client.getKubernetesSerialization().convertValue(resource, Map.class);
     } catch (RuntimeException e) {
       return new Known(
+          namespace,
           name,
           resource.getMetadata().getUid(),
           generation,
@@ -193,6 +295,7 @@ public final class ConfigurationWatcher implements AutoCloseable {
     ConfigurationParser.Result result =
         parser.check("configuration " + namespace + "/" + name, document);
     return new Known(
+        namespace,
         name,
         resource.getMetadata().getUid(),
         generation,

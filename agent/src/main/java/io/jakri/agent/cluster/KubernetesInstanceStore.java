@@ -30,7 +30,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Instances as {@code instances.akri.sh} resources in one namespace of the API server.
+ * Instances as {@code instances.akri.sh} resources of the API server, each in its Configuration's
+ * namespace, watched in the agent's namespaces (every namespace by default).
+ *
+ * <p>Instance names are per node (each is a kubelet resource), so the cache is keyed by name; an
+ * Instance found in another namespace than its Configuration's (one of a shadowed Configuration of
+ * the same name, see {@link ConfigurationWatcher}) is ignored.
  *
  * <p>Reads are served from a cache fed by an informer (one watch for all Instances) and by the
  * results of this agent's own writes, whichever is newer by resourceVersion, so a read right after
@@ -92,7 +97,8 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
   static final int MAX_TOMBSTONES = 256;
 
   private final KubernetesClient client;
-  private final String namespace;
+  private final WatchedNamespaces namespaces;
+  private final Function<String, Optional<String>> namespaceOf;
   private final String node;
   private final Function<String, Optional<OwnerReference>> owners;
   private final Map<String, Cached> cache = new ConcurrentHashMap<>();
@@ -107,7 +113,7 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
           });
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
   private final ApiCalls calls;
-  private volatile SharedIndexInformer<io.jakri.crd.Instance> informer;
+  private volatile List<SharedIndexInformer<io.jakri.crd.Instance>> informers = List.of();
 
   /**
    * One cached Instance: the agent's view (the resource with the guarded slots shown held), the
@@ -141,8 +147,27 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
       String node,
       Function<String, Optional<OwnerReference>> owners,
       ApiCalls calls) {
+    this(client, WatchedNamespaces.of(namespace), c -> Optional.of(namespace), node, owners, calls);
+  }
+
+  /**
+   * @param namespaces where Instances are watched
+   * @param namespaceOf the namespace of the named Configuration (where its Instances go); empty
+   *     when the Configuration is unknown
+   * @param node this agent's node: slots it frees are recorded in {@link #RELEASED_ANNOTATION}
+   * @param owners the owner reference for an Instance of the named Configuration
+   * @param calls counts the API requests this store makes
+   */
+  public KubernetesInstanceStore(
+      KubernetesClient client,
+      WatchedNamespaces namespaces,
+      Function<String, Optional<String>> namespaceOf,
+      String node,
+      Function<String, Optional<OwnerReference>> owners,
+      ApiCalls calls) {
     this.client = client;
-    this.namespace = namespace;
+    this.namespaces = namespaces;
+    this.namespaceOf = namespaceOf;
     this.node = node;
     this.owners = owners;
     this.calls = calls;
@@ -154,12 +179,19 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
    * watch failures are retried by the informer with backoff for as long as the store runs.
    */
   public void start() {
-    SharedIndexInformer<io.jakri.crd.Instance> inf = resources().runnableInformer(0);
+    List<SharedIndexInformer<io.jakri.crd.Instance>> started =
+        namespaces.informers(client.resources(io.jakri.crd.Instance.class));
+    started.forEach(this::watch);
+    informers = started;
+    started.forEach(SharedIndexInformer::start);
+  }
+
+  private void watch(SharedIndexInformer<io.jakri.crd.Instance> inf) {
     inf.exceptionHandler(
         (started, t) -> {
           LOG.warn(
-              "instances watch in namespace {} failed, retrying: {}",
-              namespace,
+              "instances watch in {} failed, retrying: {}",
+              namespaces.describe(),
               WatchFailure.describe(String.valueOf(client.getMasterUrl()), t));
           return true;
         });
@@ -177,23 +209,66 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
 
           @Override
           public void onDelete(io.jakri.crd.Instance obj, boolean finalStateUnknown) {
-            forget(obj.getMetadata().getName(), version(obj), true);
+            if (ours(obj)) {
+              forget(obj.getMetadata().getName(), version(obj), true);
+            }
           }
         });
-    informer = inf;
-    inf.start();
   }
 
   /** Whether the first list of Instances has been received. */
   public boolean synced() {
-    SharedIndexInformer<?> inf = informer;
-    return inf != null && inf.hasSynced();
+    List<SharedIndexInformer<io.jakri.crd.Instance>> infs = informers;
+    return !infs.isEmpty() && infs.stream().allMatch(SharedIndexInformer::hasSynced);
   }
 
   /** Whether the watch is currently connected. */
   public boolean watching() {
-    SharedIndexInformer<?> inf = informer;
-    return inf != null && inf.isWatching();
+    List<SharedIndexInformer<io.jakri.crd.Instance>> infs = informers;
+    return !infs.isEmpty() && infs.stream().allMatch(SharedIndexInformer::isWatching);
+  }
+
+  /** The namespace of a cached Instance, if it is known. */
+  public Optional<String> namespaceOfInstance(String name) {
+    Cached c = cache.get(name);
+    return c == null
+        ? Optional.empty()
+        : Optional.ofNullable(c.resource().getMetadata().getNamespace());
+  }
+
+  /**
+   * Whether {@code resource} is in its Configuration's namespace (or that Configuration is not
+   * known here, so nothing says otherwise).
+   */
+  private boolean ours(io.jakri.crd.Instance resource) {
+    String configuration =
+        resource.getSpec() == null ? null : resource.getSpec().getConfigurationName();
+    if (configuration == null) {
+      return true;
+    }
+    return namespaceOf
+        .apply(configuration)
+        .map(ns -> ns.equals(resource.getMetadata().getNamespace()))
+        .orElse(true);
+  }
+
+  /** Where {@code instance} lives: where it was seen, else its Configuration's namespace. */
+  private String namespaceFor(Instance instance) throws StoreException {
+    Cached c = cache.get(instance.name());
+    if (c != null && c.resource().getMetadata().getNamespace() != null && ours(c.resource())) {
+      return c.resource().getMetadata().getNamespace();
+    }
+    return namespaceOf
+        .apply(instance.configurationName())
+        .orElseThrow(
+            () ->
+                new StoreException.Unavailable(
+                    "instance "
+                        + instance.name()
+                        + ": the namespace of Configuration "
+                        + instance.configurationName()
+                        + " is not known (yet)",
+                    null));
   }
 
   @Override
@@ -229,6 +304,20 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     if (tomb != null) {
       instance = restore(instance, tomb.value());
     }
+    String configuration = instance.configurationName();
+    String instanceName = instance.name();
+    String namespace =
+        namespaceOf
+            .apply(configuration)
+            .orElseThrow(
+                () ->
+                    new StoreException.Unavailable(
+                        "instance "
+                            + instanceName
+                            + ": the namespace of Configuration "
+                            + configuration
+                            + " is not known (yet)",
+                        null));
     io.jakri.crd.Instance resource = new io.jakri.crd.Instance();
     ObjectMetaBuilder meta =
         new ObjectMetaBuilder()
@@ -240,9 +329,9 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     resource.setSpec(spec(instance));
     try {
       calls.count(ApiCalls.Verb.CREATE);
-      return offer(resources().resource(resource).create());
+      return offer(resources(namespace).resource(resource).create());
     } catch (KubernetesClientException e) {
-      throw failure("create", instance.name(), e);
+      throw failure("create", instance.name(), namespace, e);
     }
   }
 
@@ -272,6 +361,7 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
 
   @Override
   public Instance update(Instance instance) throws StoreException {
+    String namespace = namespaceFor(instance);
     Cached current = cache.get(instance.name());
     Optional<Map<String, String>> annotations =
         current == null ? Optional.empty() : releasedAnnotations(current, instance, node);
@@ -279,7 +369,7 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
       Optional<List<Map<String, Object>>> ops = patchOps(current, instance);
       if (ops.isPresent()) {
         annotations.ifPresent(a -> ops.get().add(op("add", "/metadata/annotations", a)));
-        return patch(instance, ops.get());
+        return patch(instance, namespace, ops.get());
       }
     }
     ObjectMeta meta =
@@ -293,9 +383,9 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     resource.setSpec(spec(instance));
     try {
       calls.count(ApiCalls.Verb.UPDATE);
-      return offer(resources().resource(resource).update());
+      return offer(resources(namespace).resource(resource).update());
     } catch (KubernetesClientException e) {
-      throw failure("update", instance.name(), e);
+      throw failure("update", instance.name(), namespace, e);
     }
   }
 
@@ -306,16 +396,18 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
    * resourceVersion differs from the stored one with 409, exactly as they reject a stale PUT. The
    * request carries the patch only, not the whole Instance, and needs no prior GET.
    */
-  private Instance patch(Instance instance, List<Map<String, Object>> ops) throws StoreException {
+  private Instance patch(Instance instance, String namespace, List<Map<String, Object>> ops)
+      throws StoreException {
     io.jakri.crd.Instance target = new io.jakri.crd.Instance();
     target.setMetadata(
         new ObjectMetaBuilder().withName(instance.name()).withNamespace(namespace).build());
     String json = client.getKubernetesSerialization().asJson(ops);
     try {
       calls.count(ApiCalls.Verb.UPDATE);
-      return offer(resources().resource(target).patch(PatchContext.of(PatchType.JSON), json));
+      return offer(
+          resources(namespace).resource(target).patch(PatchContext.of(PatchType.JSON), json));
     } catch (KubernetesClientException e) {
-      throw failure("update", instance.name(), e);
+      throw failure("update", instance.name(), namespace, e);
     }
   }
 
@@ -445,15 +537,16 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
 
   @Override
   public void delete(Instance instance) throws StoreException {
+    String namespace = namespaceFor(instance);
     try {
       calls.count(ApiCalls.Verb.DELETE);
-      resources()
+      resources(namespace)
           .withName(instance.name())
           .lockResourceVersion(Long.toString(instance.version()))
           .delete();
       forget(instance.name(), instance.version(), false);
     } catch (KubernetesClientException e) {
-      throw failure("delete", instance.name(), e);
+      throw failure("delete", instance.name(), namespace, e);
     }
   }
 
@@ -464,17 +557,14 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
 
   @Override
   public void close() {
-    SharedIndexInformer<?> inf = informer;
-    if (inf != null) {
-      inf.close();
-    }
+    informers.forEach(SharedIndexInformer::close);
   }
 
   private NonNamespaceOperation<
           io.jakri.crd.Instance,
           KubernetesResourceList<io.jakri.crd.Instance>,
           Resource<io.jakri.crd.Instance>>
-      resources() {
+      resources(String namespace) {
     return client.resources(io.jakri.crd.Instance.class).inNamespace(namespace);
   }
 
@@ -482,10 +572,11 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
    * Maps an API error to a store error; on 409 and 404 the cache is refreshed first so the caller's
    * retry reads current state.
    */
-  private StoreException failure(String verb, String name, KubernetesClientException e) {
+  private StoreException failure(
+      String verb, String name, String namespace, KubernetesClientException e) {
     int code = e.getCode();
     if (code == 409 || code == 404) {
-      refresh(name);
+      refresh(name, namespace);
       String what = code == 409 ? "changed meanwhile" : "not found";
       return code == 409
           ? new StoreException.Conflict("instance " + name + ": " + what + " (" + verb + ")")
@@ -495,10 +586,10 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
         "instance " + name + ": " + verb + " failed: " + describe(e), e);
   }
 
-  private void refresh(String name) {
+  private void refresh(String name, String namespace) {
     try {
       calls.count(ApiCalls.Verb.GET);
-      io.jakri.crd.Instance fresh = resources().withName(name).get();
+      io.jakri.crd.Instance fresh = resources(namespace).withName(name).get();
       if (fresh == null) {
         Cached c = cache.get(name);
         forget(name, c == null ? Long.MAX_VALUE : c.value().version(), true);
@@ -512,6 +603,10 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
 
   /** Caches {@code resource} unless a newer version is cached; tells listeners when it changed. */
   private Instance offer(io.jakri.crd.Instance resource) {
+    if (!ours(resource)) {
+      Cached mine = cache.get(resource.getMetadata().getName());
+      return mine != null ? mine.value() : toInstance(resource);
+    }
     // Most watch events are echoes of this agent's own writes, already cached from the write's
     // response: skip converting them.
     String name = resource.getMetadata().getName();

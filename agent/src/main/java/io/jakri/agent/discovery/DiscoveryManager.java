@@ -278,6 +278,27 @@ public final class DiscoveryManager implements AutoCloseable {
   }
 
   /**
+   * Runs the discovery of Configuration {@code name} again from the start, resolving its
+   * discoveryProperties afresh (e.g. after a Secret it reads changed). Its devices stay until the
+   * new discovery reports otherwise. No-op for an unknown Configuration. Returns at once.
+   */
+  public void rediscover(String name) {
+    if (closed) {
+      return;
+    }
+    loop.execute(
+        () -> {
+          Run run = runs.get(name);
+          if (run == null || closed) {
+            return;
+          }
+          run.stopDiscovery();
+          run.restartAttempts = 0;
+          start(run);
+        });
+  }
+
+  /**
    * Removes this node from each named Instance that no running discovery reports (left over from
    * before a restart, or of a Configuration deleted meanwhile). Returns at once.
    */
@@ -915,7 +936,7 @@ public final class DiscoveryManager implements AutoCloseable {
               "instance {}: device {} vanished; unhealthy now, removed after {}",
               device.instanceName(),
               device.device().id(),
-              offlineGrace);
+              io.jakri.logging.DurationText.of(offlineGrace));
         }
         String instance = device.instanceName();
         run.graceTimers.put(

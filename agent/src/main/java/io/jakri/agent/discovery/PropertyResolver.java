@@ -14,6 +14,20 @@ public interface PropertyResolver {
    */
   Map<String, String> resolve(ConfigurationSpec configuration) throws UnresolvableException;
 
+  /**
+   * Resolves every property to bytes (a Secret's or a ConfigMap's binaryData value is bytes); the
+   * default is the UTF-8 encoding of {@link #resolve}.
+   *
+   * @throws UnresolvableException naming the property (never its value) when one cannot be read
+   */
+  default Map<String, byte[]> resolveBytes(ConfigurationSpec configuration)
+      throws UnresolvableException {
+    Map<String, byte[]> values = new LinkedHashMap<>();
+    resolve(configuration)
+        .forEach((k, v) -> values.put(k, v.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    return values;
+  }
+
   /** A discovery property cannot be resolved; the message names it. */
   final class UnresolvableException extends Exception {
     private static final long serialVersionUID = 1L;

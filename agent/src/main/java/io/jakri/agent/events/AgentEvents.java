@@ -61,7 +61,7 @@ public final class AgentEvents
 
   private final Events events;
   private final String node;
-  private final String namespace;
+  private final Function<String, String> instanceNamespace;
   private final Function<String, Optional<String>> instanceUid;
   private final RegistrationFailures registrations;
   private final ConflictStorms storms;
@@ -104,9 +104,54 @@ public final class AgentEvents
       ConflictStorms storms,
       int budget,
       Duration budgetWindow) {
+    this(
+        events,
+        node,
+        constant(Objects.requireNonNull(namespace, "namespace")),
+        instanceUid,
+        clock,
+        registrations,
+        storms,
+        budget,
+        budgetWindow);
+  }
+
+  /** With the default thresholds; each Instance's namespace from {@code instanceNamespace}. */
+  public AgentEvents(
+      Events events,
+      String node,
+      Function<String, String> instanceNamespace,
+      Function<String, Optional<String>> instanceUid,
+      Clock clock) {
+    this(
+        events,
+        node,
+        instanceNamespace,
+        instanceUid,
+        clock,
+        new RegistrationFailures(RegistrationFailures.DEFAULT_THRESHOLD),
+        new ConflictStorms(
+            clock, ConflictStorms.DEFAULT_THRESHOLD, ConflictStorms.DEFAULT_WINDOW, 10_000),
+        DEFAULT_BUDGET,
+        DEFAULT_BUDGET_WINDOW);
+  }
+
+  /**
+   * @param instanceNamespace the namespace an Instance lives in, by its name
+   */
+  public AgentEvents(
+      Events events,
+      String node,
+      Function<String, String> instanceNamespace,
+      Function<String, Optional<String>> instanceUid,
+      Clock clock,
+      RegistrationFailures registrations,
+      ConflictStorms storms,
+      int budget,
+      Duration budgetWindow) {
     this.events = Objects.requireNonNull(events, "events");
     this.node = Objects.requireNonNull(node, "node");
-    this.namespace = Objects.requireNonNull(namespace, "namespace");
+    this.instanceNamespace = Objects.requireNonNull(instanceNamespace, "instanceNamespace");
     this.instanceUid = Objects.requireNonNull(instanceUid, "instanceUid");
     this.registrations = Objects.requireNonNull(registrations, "registrations");
     this.storms = Objects.requireNonNull(storms, "storms");
@@ -162,7 +207,10 @@ public final class AgentEvents
     if (storms.record(instanceName, count)) {
       warn(
           stormBudget,
-          ObjectRef.instance(namespace, instanceName, instanceUid.apply(instanceName).orElse("")),
+          ObjectRef.instance(
+              instanceNamespace.apply(instanceName),
+              instanceName,
+              instanceUid.apply(instanceName).orElse("")),
           SLOT_CONFLICT_STORM,
           "node "
               + node
@@ -211,5 +259,9 @@ public final class AgentEvents
       return ms / 60_000 + "m";
     }
     return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+  }
+
+  private static Function<String, String> constant(String namespace) {
+    return name -> namespace;
   }
 }

@@ -180,8 +180,8 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
     LOG.info(
         "slot reclaimer on node {}: freeing slots unused for {} (checked every {})",
         node,
-        grace,
-        period);
+        io.jakri.logging.DurationText.of(grace),
+        io.jakri.logging.DurationText.of(period));
   }
 
   /** How many slots this reclaimer has freed. */

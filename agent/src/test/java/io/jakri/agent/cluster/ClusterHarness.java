@@ -80,6 +80,11 @@ final class ClusterHarness implements AutoCloseable {
     return start(node, offlineGrace, reclaimGrace, PLUGINS, true);
   }
 
+  /** Starts (or restarts) the agent of {@code node} watching {@code namespaces}. */
+  Agent start(String node, Duration offlineGrace, WatchedNamespaces namespaces) throws IOException {
+    return start(node, offlineGrace, Duration.ofSeconds(20), PLUGINS, true, namespaces);
+  }
+
   /** The device-plugin directory of {@code node}'s agent (where its kubelet.sock goes). */
   Path devicePluginDir(String node) {
     return root.resolve(node).resolve("device-plugins");
@@ -97,6 +102,18 @@ final class ClusterHarness implements AutoCloseable {
       Path plugins,
       boolean emulateKubelet)
       throws IOException {
+    return start(
+        node, offlineGrace, reclaimGrace, plugins, emulateKubelet, WatchedNamespaces.of(NS));
+  }
+
+  private Agent start(
+      String node,
+      Duration offlineGrace,
+      Duration reclaimGrace,
+      Path plugins,
+      boolean emulateKubelet,
+      WatchedNamespaces namespaces)
+      throws IOException {
     Path dir = root.resolve(node);
     Files.createDirectories(dir);
     AgentOptions options =
@@ -110,7 +127,7 @@ final class ClusterHarness implements AutoCloseable {
                 plugins,
                 offlineGrace,
                 reclaimGrace)
-            .inCluster(NS, true);
+            .inCluster(namespaces, true);
     // The same request retries as Agent.start gives a real client.
     Agent agent =
         Agent.start(
@@ -174,10 +191,15 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Applies a Configuration from YAML (create or replace). */
   Configuration apply(String yaml) {
+    return apply(NS, yaml);
+  }
+
+  /** Applies a Configuration from YAML (create or replace) in {@code namespace}. */
+  Configuration apply(String namespace, String yaml) {
     Configuration c = admin.getKubernetesSerialization().unmarshal(yaml, Configuration.class);
     return admin
         .resources(Configuration.class)
-        .inNamespace(NS)
+        .inNamespace(namespace)
         .resource(c)
         .createOr(existing -> existing.update());
   }

@@ -211,7 +211,8 @@ class KubernetesPropertyResolverIT {
   }
 
   @Test
-  void configMapBinaryDataIsReadAsBytes() throws Exception {
+  void configMapBinaryDataIsReadAsBytesWhenDataHasNoSuchKey() throws Exception {
+    byte[] firmware = {0x01, (byte) 0xff, 0x00, 0x7f};
     client
         .configMaps()
         .inNamespace(NS)
@@ -220,16 +221,88 @@ class KubernetesPropertyResolverIT {
                 .withNewMetadata()
                 .withName("blobs")
                 .endMetadata()
-                .addToBinaryData(
-                    "firmware", java.util.Base64.getEncoder().encodeToString(new byte[] {1, 2, -1}))
+                .addToBinaryData("firmware", Base64.getEncoder().encodeToString(firmware))
+                .addToData("name", "text wins for its own key")
                 .build())
         .create();
 
-    KubernetesPropertyResolver resolver = new KubernetesPropertyResolver(client, NS);
-    var spec = config(fromRef("FW", configMapRef("blobs", "firmware", false)));
-    // Akri-protocol handlers get the bytes as stored; plugins get them as (UTF-8) text
-    assertThat(resolver.resolveBytes(spec).get("FW")).isEqualTo(new byte[] {1, 2, -1});
-    assertThat(resolver.resolve(spec)).containsEntry("FW", "\u0001\u0002\ufffd");
+    var values =
+        new KubernetesPropertyResolver(client, NS)
+            .resolveBytes(
+                config(
+                    fromRef("FW", configMapRef("blobs", "firmware", false)),
+                    fromRef("NAME", configMapRef("blobs", "name", false))));
+
+    assertThat(values.get("FW")).containsExactly(firmware);
+    assertThat(new String(values.get("NAME"), StandardCharsets.UTF_8))
+        .isEqualTo("text wins for its own key");
+  }
+
+  @Test
+  void secretValuesAreTheDecodedBytes() throws Exception {
+    byte[] key = {0x00, (byte) 0x80, (byte) 0xfe};
+    client
+        .secrets()
+        .inNamespace(NS)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("keys")
+                .endMetadata()
+                .addToData("raw", Base64.getEncoder().encodeToString(key))
+                .build())
+        .create();
+
+    var values =
+        new KubernetesPropertyResolver(client, NS)
+            .resolveBytes(config(fromRef("KEY", secretRef("keys", "raw", false))));
+
+    assertThat(values.get("KEY")).containsExactly(key);
+  }
+
+  @Test
+  void asAkriAReferenceWithoutNamespaceReadsTheDefaultNamespace() throws Exception {
+    createSecret("default", "creds", Map.of("token", "from-default"));
+    createSecret(NS, "creds", Map.of("token", "from-devices"));
+
+    var values =
+        KubernetesPropertyResolver.asAkri(client)
+            .resolve(config(fromRef("TOKEN", secretRef("creds", "token", false))));
+
+    assertThat(values).containsExactly(Map.entry("TOKEN", "from-default"));
+  }
+
+  @Test
+  void aChangedReferencedObjectTellsOnlyTheConfigurationsReferencingIt() throws Exception {
+    createSecret(NS, "creds", Map.of("token", "one"));
+    createSecret(NS, "unrelated", Map.of("token", "x"));
+    List<String> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (var resolver = new KubernetesPropertyResolver(client, NS)) {
+      resolver.onChange(told::add);
+      ConfigurationSpec cfg = config(fromRef("TOKEN", secretRef("creds", "token", false)));
+      assertThat(resolver.resolve(cfg)).containsEntry("TOKEN", "one");
+      assertThat(resolver.watched()).containsExactly("Secret " + NS + "/creds");
+
+      client
+          .secrets()
+          .inNamespace(NS)
+          .withName("unrelated")
+          .edit(s -> new SecretBuilder(s).addToData("token", encode("y")).build());
+      client
+          .secrets()
+          .inNamespace(NS)
+          .withName("creds")
+          .edit(s -> new SecretBuilder(s).addToData("token", encode("two")).build());
+
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> told.contains("cfg"));
+      assertThat(told).containsOnly("cfg");
+      assertThat(resolver.resolve(cfg)).containsEntry("TOKEN", "two");
+
+      resolver.retain(List.of());
+      assertThat(resolver.watched()).isEmpty();
+    }
   }
 
   private void createSecret(String namespace, String name, Map<String, String> plain) {

@@ -72,17 +72,18 @@ class SlotLimitsIT {
   @Test
   void devicesWhoseClassResourceTheKubeletWouldRefuseAreRefusedAndTheRestAdvertised()
       throws Exception {
-    // A long name and 1,000 slots per device: about 55 devices fill the kubelet's 4 MiB
-    // ListAndWatch message of the class resource, long before the slot limits bind.
-    String name = "long-named-configuration-of-many-cameras-" + "x".repeat(9);
+    // A 20-character name and 1,000 slots per device: about 90 devices fill the kubelet's 4 MiB
+    // ListAndWatch message of the class resource, before the slot limits (100 devices here) bind.
+    // (Not longer: the class socket's path in the test's temp dir must stay within 108 bytes.)
+    String name = "cameras-of-east-wing";
     long fit = io.jakri.agent.configuration.ConfigurationParser.devicesPerListAndWatch(name, 1000);
-    assertThat(fit).isBetween(20L, 59L);
+    assertThat(fit).isBetween(60L, 99L);
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
     try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
-      a.writeConfig(name, TestAgent.configuration(name, "simulated", 1000, "count: 60"));
+      a.writeConfig(name, TestAgent.configuration(name, "simulated", 1000, "count: 100"));
       a.awaitRefused(
           name,
-          (60 - fit)
+          (100 - fit)
               + " devices of capacity 1000 refused: the class resource's ListAndWatch message"
               + " would be larger than the kubelet accepts (4194304 bytes; "
               + fit

@@ -7,6 +7,7 @@ import io.grpc.stub.StreamObserver;
 import io.jakri.kubelet.v1beta1.Device;
 import io.jakri.kubelet.v1beta1.Empty;
 import io.jakri.kubelet.v1beta1.ListAndWatchResponse;
+import io.jakri.logging.DurationText;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -1,12 +1,13 @@
-package io.jakri.kubelet.emulator;
+package io.jakri.logging;
 
 import java.time.Duration;
 
 /** Durations the way the flags take them: {@code 500ms}, {@code 60s}, {@code 5m}, {@code 1h}. */
-final class DurationText {
+public final class DurationText {
   private DurationText() {}
 
-  static String of(Duration d) {
+  /** E.g. {@code 60s} for one minute, {@code 5m}, {@code 1h}, {@code 250ms}. */
+  public static String of(Duration d) {
     if (d.toNanos() % 1_000_000_000L != 0) {
       return d.toMillis() + "ms";
     }

@@ -1,4 +1,4 @@
-package io.jakri.kubelet.emulator;
+package io.jakri.logging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

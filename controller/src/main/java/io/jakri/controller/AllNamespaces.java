@@ -1,0 +1,191 @@
+package io.jakri.controller;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.jakri.crd.Configuration;
+import io.jakri.crd.Instance;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller across namespaces, as Akri's: one namespace-scoped {@link Controller} per
+ * namespace that holds Configurations or Instances, each reconciling the brokers and Services of
+ * its namespace's Instances in that namespace. With a list of namespaces, exactly those; with none,
+ * every namespace: a watch of Configurations and Instances in all namespaces (names only) starts a
+ * namespace's controller when the first one appears there.
+ *
+ * <p>A namespace's controller stays once started (until {@link #close}), also after its last
+ * Configuration went. {@code workers} must have room for {@link ControllerOptions#workers()}
+ * threads per namespace (e.g. a cached pool).
+ */
+public final class AllNamespaces implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(AllNamespaces.class);
+
+  private final KubernetesClient client;
+  private final ControllerOptions options;
+  private final List<String> only;
+  private final Clock clock;
+  private final ExecutorService workers;
+  private final ScheduledExecutorService scheduler;
+  private final RandomGenerator random;
+  private final Map<String, Controller> controllers = new ConcurrentHashMap<>();
+  private final List<SharedIndexInformer<?>> finders = new ArrayList<>();
+  private volatile Duration syncTimeout = Duration.ofMinutes(2);
+  private final java.util.Set<String> started = ConcurrentHashMap.newKeySet();
+  private volatile boolean running;
+  private volatile boolean closed;
+
+  /**
+   * @param only the namespaces to serve; empty: every namespace
+   */
+  public AllNamespaces(
+      KubernetesClient client,
+      ControllerOptions options,
+      List<String> only,
+      Clock clock,
+      ExecutorService workers,
+      ScheduledExecutorService scheduler,
+      RandomGenerator random) {
+    this.client = client;
+    this.options = options;
+    this.only = List.copyOf(only);
+    this.clock = clock;
+    this.workers = workers;
+    this.scheduler = scheduler;
+    this.random = random;
+  }
+
+  /**
+   * Starts: with a list, each namespace's controller (syncing its caches within {@code timeout});
+   * else the namespace finder (its first list within {@code timeout}) and a controller for each
+   * namespace it finds.
+   */
+  public void start(Duration timeout) throws Exception {
+    syncTimeout = timeout;
+    if (!only.isEmpty()) {
+      for (String namespace : only) {
+        serve(namespace);
+        startOnce(namespace, timeout);
+      }
+      return;
+    }
+    SharedIndexInformer<GenericKubernetesResource> configurations =
+        client
+            .genericKubernetesResources(Configuration.resourceDefinition())
+            .inAnyNamespace()
+            .runnableInformer(0);
+    SharedIndexInformer<Instance> instances =
+        client.resources(Instance.class).inAnyNamespace().runnableInformer(0);
+    finders.add(configurations);
+    finders.add(instances);
+    configurations.addEventHandler(finder());
+    instances.addEventHandler(finder());
+    java.util.concurrent.CompletableFuture.allOf(
+            configurations.start().toCompletableFuture(), instances.start().toCompletableFuture())
+        .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    // Namespaces found by the first list are started here, so start() returns with them synced;
+    // any found from now on start on their own.
+    running = true;
+    for (String namespace : List.copyOf(controllers.keySet())) {
+      startOnce(namespace, timeout);
+    }
+    LOG.info("controller serving all namespaces ({} found so far)", controllers.size());
+  }
+
+  private <T extends io.fabric8.kubernetes.api.model.HasMetadata> ResourceEventHandler<T> finder() {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        found(obj.getMetadata().getNamespace());
+      }
+
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        found(newObj.getMetadata().getNamespace());
+      }
+
+      @Override
+      public void onDelete(T obj, boolean finalStateUnknown) {}
+    };
+  }
+
+  private void found(String namespace) {
+    if (namespace == null || closed || controllers.containsKey(namespace)) {
+      return;
+    }
+    serve(namespace);
+    if (running) {
+      // Found later: started off the informer's thread (start waits for the caches).
+      workers.execute(
+          () -> {
+            try {
+              startOnce(namespace, syncTimeout);
+            } catch (Exception e) {
+              LOG.error("namespace {}: controller did not start: {}", namespace, e.toString());
+            }
+          });
+    }
+  }
+
+  private void startOnce(String namespace, Duration timeout) throws Exception {
+    if (started.add(namespace)) {
+      controllers.get(namespace).start(timeout);
+    }
+  }
+
+  private synchronized Controller serve(String namespace) {
+    return controllers.computeIfAbsent(
+        namespace,
+        ns -> {
+          LOG.info("namespace {}: reconciling its Instances' brokers", ns);
+          return new Controller(client, options.inNamespace(ns), clock, workers, scheduler, random);
+        });
+  }
+
+  /** The namespaces served now. */
+  public List<String> namespaces() {
+    return List.copyOf(controllers.keySet());
+  }
+
+  /** Why a cache has not synced, if a list or watch failed. */
+  public Optional<String> lastFailure() {
+    return controllers.values().stream()
+        .map(Controller::lastFailure)
+        .flatMap(Optional::stream)
+        .findFirst();
+  }
+
+  /** Every Pod managed now, in every namespace. */
+  public List<Pod> managedPods() {
+    List<Pod> pods = new ArrayList<>();
+    controllers.values().forEach(c -> pods.addAll(c.managedPods()));
+    return pods;
+  }
+
+  /** Whether every informer has listed once. */
+  public boolean synced() {
+    return finders.stream().allMatch(SharedIndexInformer::hasSynced)
+        && controllers.values().stream().allMatch(Controller::synced);
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    finders.forEach(SharedIndexInformer::close);
+    controllers.values().forEach(Controller::close);
+  }
+}

@@ -108,10 +108,14 @@ class PluginHotReloadIT {
                 .filter(devices -> devices.containsValue("Unhealthy"))
                 .findFirst()
                 .orElseThrow());
-    // After the offline grace (3 s) the class is no longer served at all.
+    // After the offline grace (3 s) the class is no longer served at all (the kubelet keeps the
+    // ended resource in its capacity, all unhealthy, until its own stale timeout).
     await()
         .atMost(Duration.ofSeconds(15))
-        .until(() -> kubelet.capacity().getOrDefault(CLASS, 0L) == 0);
+        .until(
+            () ->
+                !agent.devicePlugins().served().contains(CLASS)
+                    && kubelet.allocatable().getOrDefault(CLASS, 0L) == 0);
     assertThat(snapshots.subList(firstUnhealthy, snapshots.size()))
         .as("no snapshot brings a device back once the jar is gone")
         .allSatisfy(devices -> assertThat(devices).doesNotContainValue("Healthy"));

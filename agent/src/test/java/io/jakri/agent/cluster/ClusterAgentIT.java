@@ -129,6 +129,13 @@ class ClusterAgentIT {
               assertThat(c.getStatus().getNodes().get("n1").getDevices()).isEqualTo(2);
               assertThat(c.getStatus().getNodes().get("n2").getDevices()).isEqualTo(1);
             });
+    // Let the agents' writes in flight land first (no patch for 2 s).
+    java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong(-1);
+    await()
+        .pollInterval(Duration.ofMillis(200))
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> last.getAndSet(patches()) == patches());
     // A condition another writer owns (the controller's) is kept and does not trigger rewrites.
     cluster
         .admin

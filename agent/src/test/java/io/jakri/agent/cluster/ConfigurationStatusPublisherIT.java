@@ -142,7 +142,14 @@ class ConfigurationStatusPublisherIT {
         "STATUS %d nodes, %d Instances appearing: %d status patches%n", NODES, INSTANCES, written);
     // Before coalescing every node patched on each count change (~NODES x INSTANCES).
     assertThat(written).isLessThan(INSTANCES);
-    // And then nobody writes any more.
+    // And then nobody writes any more: once the writes in flight have landed (no patch for 2 s),
+    // none follows.
+    java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong(-1);
+    await()
+        .pollInterval(Duration.ofMillis(200))
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> last.getAndSet(patches()) == patches());
     long settled = patches();
     await()
         .pollDelay(Duration.ofSeconds(4))

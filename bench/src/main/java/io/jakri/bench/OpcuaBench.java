@@ -1,10 +1,7 @@
 package io.jakri.bench;
 
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.handler.opcua.OpcuaPeers;
 import io.jakri.kubelet.emulator.EmulatorListener;
-import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +13,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
-import java.util.stream.Stream;
 import org.eclipse.milo.opcua.stack.client.DiscoveryClient;
 
 /**
@@ -62,23 +58,13 @@ final class OpcuaBench {
     try (peers) {
       OpcuaPeers.Peer server = peers.server("bench-plc", Optional.empty(), Optional.empty());
       peers.awaitReady(server);
-      Path plugins = plugins(root);
+      Path plugins = HandlerAgentRun.plugins(options, root, "opcua");
       Path config = Files.createDirectories(root.resolve("config"));
       writeConfiguration(config, "opcwarm", server.url());
-      Path dir = root.resolve("dp");
-      Path podResources = Files.createDirectories(root.resolve("pr")).resolve("kubelet.sock");
-      @SuppressWarnings("deprecation")
-      EventLoopGroup group = new EpollEventLoopGroup(2);
       Map<String, Long> healthyAt = new ConcurrentHashMap<>();
       Map<String, Long> unhealthyAt = new ConcurrentHashMap<>();
       Map<String, Long> healthyWallMs = new ConcurrentHashMap<>();
-      KubeletEmulator emulator =
-          KubeletEmulator.builder(dir)
-              .podResourcesSocket(podResources)
-              .writeCheckpoint(false)
-              .eventLoopGroup(group)
-              .build();
-      emulator.addListener(
+      EmulatorListener listener =
           new EmulatorListener() {
             @Override
             public void snapshot(String resource, Map<String, String> devices) {
@@ -93,28 +79,11 @@ final class OpcuaBench {
                 unhealthyAt.putIfAbsent(resource, System.nanoTime());
               }
             }
-          });
-      emulator.start();
-      Path log = root.resolve("agent.log");
-      List<String> args =
-          List.of(
-              "-jar",
-              options.agentJar().toString(),
-              "--standalone",
-              "--config",
-              config.toString(),
-              "--node-name",
-              "bench-node",
-              "--device-plugin-dir",
-              dir.toString(),
-              "--pod-resources-socket",
-              podResources.toString(),
-              "--plugins-dir",
-              plugins.toString(),
-              "--discovery-handlers-dir",
-              root.resolve("akri").toString());
-      try (ChildJvm agent = ChildJvm.start(agentJvm, options.agentEnv(), args, log)) {
-        await(() -> healthyAt.containsKey("akri.sh/opcwarm"), agent, "warm-up server");
+          };
+      try (HandlerAgentRun agent =
+          HandlerAgentRun.start(options, agentJvm, root, config, plugins, listener)) {
+        Path log = agent.log();
+        agent.await(() -> healthyAt.containsKey("akri.sh/opcwarm"), "opcua: warm-up server");
         // Floor warm-up: Milo's classes loaded and compiled a little, as the agent's are by now.
         for (int i = 0; i < 5; i++) {
           DiscoveryClient.findServers(server.url()).get(10, TimeUnit.SECONDS);
@@ -125,7 +94,7 @@ final class OpcuaBench {
           String name = "opcd" + k;
           String resource = "akri.sh/" + name;
           writeConfiguration(config, name, server.url());
-          await(() -> healthyAt.containsKey(resource), agent, name);
+          agent.await(() -> healthyAt.containsKey(resource), "opcua: " + name);
           Optional<Long> started = Bench.lastLogTime(log, "opcua(" + name + "): polling");
           if (started.isEmpty()) {
             throw new IllegalStateException("no 'opcua(" + name + "): polling' line in " + log);
@@ -149,10 +118,10 @@ final class OpcuaBench {
           String name = "opcs" + k;
           String resource = "akri.sh/" + name;
           writeConfiguration(config, name, victim.url());
-          await(() -> healthyAt.containsKey(resource), agent, name);
+          agent.await(() -> healthyAt.containsKey(resource), "opcua: " + name);
           long t0 = System.nanoTime();
           victim.kill();
-          await(() -> unhealthyAt.containsKey(resource), agent, name + " unhealthy");
+          agent.await(() -> unhealthyAt.containsKey(resource), "opcua: " + name + " unhealthy");
           stopped.add((unhealthyAt.get(resource) - t0) / 1e6);
           long t1 = System.nanoTime();
           try {
@@ -167,9 +136,6 @@ final class OpcuaBench {
             stopped, refused);
         add.accept("opcua_stop_to_unhealthy_ms", Stats.median(stopped));
         add.accept("opcua_findservers_refused_ms", Stats.median(refused));
-      } finally {
-        emulator.close();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
       }
     }
     return Optional.empty();
@@ -187,42 +153,5 @@ final class OpcuaBench {
             + url
             + "\"]\n      pollIntervalSeconds: 1\n");
     Files.move(tmp, config.resolve(name + ".yaml"), StandardCopyOption.ATOMIC_MOVE);
-  }
-
-  /** The opcua plugin as built in handlers/opcua/target, else the agent's copy. */
-  private Path plugins(Path root) throws IOException {
-    Path dir = Files.createDirectories(root.resolve("plugins"));
-    Path built =
-        options.agentJar().getParent().getParent().getParent().resolve("handlers/opcua/target");
-    Optional<Path> jar = Optional.empty();
-    if (Files.isDirectory(built)) {
-      try (Stream<Path> files = Files.list(built)) {
-        jar =
-            files
-                .filter(
-                    p ->
-                        p.getFileName()
-                            .toString()
-                            .matches("jakri-handler-opcua-[^-]+(-SNAPSHOT)?\\.jar"))
-                .findFirst();
-      }
-    }
-    Path source = jar.orElse(options.plugins().resolve("jakri-handler-opcua.jar"));
-    Files.copy(source, dir.resolve("jakri-handler-opcua.jar"), StandardCopyOption.REPLACE_EXISTING);
-    return dir;
-  }
-
-  private static void await(java.util.function.BooleanSupplier done, ChildJvm agent, String what)
-      throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("opcua: " + what + " not seen in 60 s; see " + agent.log());
-      }
-      if (!agent.alive()) {
-        throw new IllegalStateException("agent exited; see " + agent.log());
-      }
-      Thread.sleep(2);
-    }
   }
 }

@@ -1,15 +1,11 @@
 package io.jakri.bench;
 
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.instance.InstanceNames;
 import io.jakri.kubelet.emulator.EmulatorListener;
-import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
@@ -20,9 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
-import java.util.function.BooleanSupplier;
 
 /**
  * udev hot-plug → advertised: a zram disk hot-added through {@code /sys/class/zram-control} until
@@ -60,11 +54,7 @@ final class UdevBench {
       return Optional.of("needs root and /sys/class/zram-control (CONFIG_ZRAM)");
     }
     Path root = Files.createDirectories(work.resolve("udev"));
-    Path plugins = Files.createDirectories(root.resolve("plugins"));
-    Files.copy(
-        options.plugins().resolve("jakri-handler-udev.jar"),
-        plugins.resolve("jakri-handler-udev.jar"),
-        StandardCopyOption.REPLACE_EXISTING);
+    Path plugins = HandlerAgentRun.plugins(options, root, "udev");
     Path config = Files.createDirectories(root.resolve("config"));
     Files.writeString(
         config.resolve("udev.yaml"),
@@ -73,18 +63,8 @@ final class UdevBench {
             + "\nspec:\n  capacity: 1\n  discoveryHandler:\n    name: udev\n"
             + "    discoveryDetails: |\n      udevRules:\n"
             + "        - SUBSYSTEM==\"block\", KERNEL==\"zram*\"\n");
-    Path dir = root.resolve("dp");
-    Path podResources = Files.createDirectories(root.resolve("pr")).resolve("kubelet.sock");
-    @SuppressWarnings("deprecation")
-    EventLoopGroup group = new EpollEventLoopGroup(2);
     List<Seen> seen = new CopyOnWriteArrayList<>();
-    KubeletEmulator emulator =
-        KubeletEmulator.builder(dir)
-            .podResourcesSocket(podResources)
-            .writeCheckpoint(false)
-            .eventLoopGroup(group)
-            .build();
-    emulator.addListener(
+    EmulatorListener listener =
         new EmulatorListener() {
           @Override
           public void snapshot(String resource, Map<String, String> devices) {
@@ -92,102 +72,81 @@ final class UdevBench {
               seen.add(new Seen(resource, System.nanoTime(), devices.containsValue("Healthy")));
             }
           }
-        });
-    emulator.start();
+        };
     Map<String, Long> created = new ConcurrentHashMap<>();
-    WatchService watch = FileSystems.getDefault().newWatchService();
-    Path dev = Path.of("/dev");
-    dev.register(watch, StandardWatchEventKinds.ENTRY_CREATE);
-    Thread watcher =
-        new Thread(
-            () -> {
-              try {
-                while (true) {
-                  WatchKey key = watch.take();
-                  long now = System.nanoTime();
-                  for (WatchEvent<?> e : key.pollEvents()) {
-                    if (e.context() instanceof Path p) {
-                      created.putIfAbsent(p.toString(), now);
-                    }
-                  }
-                  key.reset();
-                }
-              } catch (InterruptedException | java.nio.file.ClosedWatchServiceException e) {
-                // done
-              }
-            },
-            "bench-dev-watch");
-    watcher.setDaemon(true);
-    watcher.start();
-    List<String> args =
-        List.of(
-            "-jar",
-            options.agentJar().toString(),
-            "--standalone",
-            "--config",
-            config.toString(),
-            "--node-name",
-            "bench-node",
-            "--device-plugin-dir",
-            dir.toString(),
-            "--pod-resources-socket",
-            podResources.toString(),
-            "--plugins-dir",
-            plugins.toString(),
-            "--discovery-handlers-dir",
-            root.resolve("akri").toString(),
-            "--offline-grace",
-            "2s");
     List<Integer> ours = new ArrayList<>();
-    try (ChildJvm agent =
-        ChildJvm.start(agentJvm, options.agentEnv(), args, root.resolve("agent.log"))) {
-      // Disk 0 is the warm-up (agent start included), not timed.
-      List<Double> handler = new ArrayList<>();
-      List<Double> floor = new ArrayList<>();
-      List<Double> hotAdd = new ArrayList<>();
-      for (int k = 0; k <= disks; k++) {
-        long t0 = System.nanoTime();
-        int index = Integer.parseInt(Files.readString(CONTROL.resolve("hot_add")).strip());
-        long t1 = System.nanoTime();
-        ours.add(index);
-        String name = "zram" + index;
-        String resource =
-            "akri.sh/"
-                + InstanceNames.instanceName(
-                    CONFIGURATION, "/devices/virtual/block/" + name, false, "bench-node");
-        await(
-            () -> created.containsKey(name) && first(seen, resource, t0, true).isPresent(),
-            agent,
-            name + " advertised");
-        if (k > 0) {
-          handler.add((first(seen, resource, t0, true).orElseThrow() - t0) / 1e6);
-          floor.add((created.get(name) - t0) / 1e6);
-          hotAdd.add((t1 - t0) / 1e6);
-        }
-        long t2 = System.nanoTime();
-        Files.writeString(CONTROL.resolve("hot_remove"), Integer.toString(index));
-        ours.remove(Integer.valueOf(index));
-        created.remove(name);
-        await(() -> first(seen, resource, t2, false).isPresent(), agent, name + " unhealthy");
-      }
-      System.out.printf(
-          "  udev: agent %s ms, inotify floor %s ms, hot_add %s ms%n", handler, floor, hotAdd);
-      add.accept("udev_hotplug_to_advertised_ms", Stats.median(handler));
-      add.accept("udev_hotplug_to_advertised_p99_ms", Stats.percentile(handler, 99));
-      add.accept("udev_hotplug_node_visible_ms", Stats.median(floor));
-      add.accept("udev_hotplug_node_visible_p99_ms", Stats.percentile(floor, 99));
-    } finally {
-      for (int index : ours) {
-        try {
+    try (WatchService watch = FileSystems.getDefault().newWatchService();
+        HandlerAgentRun agent =
+            HandlerAgentRun.start(
+                options, agentJvm, root, config, plugins, listener, "--offline-grace", "2s")) {
+      Path dev = Path.of("/dev");
+      dev.register(watch, StandardWatchEventKinds.ENTRY_CREATE);
+      Thread watcher =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    WatchKey key = watch.take();
+                    long now = System.nanoTime();
+                    for (WatchEvent<?> e : key.pollEvents()) {
+                      if (e.context() instanceof Path p) {
+                        created.putIfAbsent(p.toString(), now);
+                      }
+                    }
+                    key.reset();
+                  }
+                } catch (InterruptedException | java.nio.file.ClosedWatchServiceException e) {
+                  // done
+                }
+              },
+              "bench-dev-watch");
+      watcher.setDaemon(true);
+      watcher.start();
+      try {
+        // Disk 0 is the warm-up (agent start included), not timed.
+        List<Double> handler = new ArrayList<>();
+        List<Double> floor = new ArrayList<>();
+        List<Double> hotAdd = new ArrayList<>();
+        for (int k = 0; k <= disks; k++) {
+          long t0 = System.nanoTime();
+          int index = Integer.parseInt(Files.readString(CONTROL.resolve("hot_add")).strip());
+          long t1 = System.nanoTime();
+          ours.add(index);
+          String name = "zram" + index;
+          String resource =
+              "akri.sh/"
+                  + InstanceNames.instanceName(
+                      CONFIGURATION, "/devices/virtual/block/" + name, false, "bench-node");
+          agent.await(
+              () -> created.containsKey(name) && first(seen, resource, t0, true).isPresent(),
+              name + " advertised");
+          if (k > 0) {
+            handler.add((first(seen, resource, t0, true).orElseThrow() - t0) / 1e6);
+            floor.add((created.get(name) - t0) / 1e6);
+            hotAdd.add((t1 - t0) / 1e6);
+          }
+          long t2 = System.nanoTime();
           Files.writeString(CONTROL.resolve("hot_remove"), Integer.toString(index));
-        } catch (IOException e) {
-          System.out.println("  udev: could not remove zram" + index + ": " + e.getMessage());
+          ours.remove(Integer.valueOf(index));
+          created.remove(name);
+          agent.await(() -> first(seen, resource, t2, false).isPresent(), name + " unhealthy");
         }
+        System.out.printf(
+            "  udev: agent %s ms, inotify floor %s ms, hot_add %s ms%n", handler, floor, hotAdd);
+        add.accept("udev_hotplug_to_advertised_ms", Stats.median(handler));
+        add.accept("udev_hotplug_to_advertised_p99_ms", Stats.percentile(handler, 99));
+        add.accept("udev_hotplug_node_visible_ms", Stats.median(floor));
+        add.accept("udev_hotplug_node_visible_p99_ms", Stats.percentile(floor, 99));
+      } finally {
+        for (int index : ours) {
+          try {
+            Files.writeString(CONTROL.resolve("hot_remove"), Integer.toString(index));
+          } catch (IOException e) {
+            System.out.println("  udev: could not remove zram" + index + ": " + e.getMessage());
+          }
+        }
+        watcher.interrupt();
       }
-      watch.close();
-      watcher.interrupt();
-      emulator.close();
-      group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
     return Optional.empty();
   }
@@ -198,18 +157,5 @@ final class UdevBench {
         .filter(s -> s.resource().equals(resource) && s.nanos() >= after && s.healthy() == healthy)
         .map(Seen::nanos)
         .findFirst();
-  }
-
-  private static void await(BooleanSupplier done, ChildJvm agent, String what) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(what + " not seen in 60 s; see " + agent.log());
-      }
-      if (!agent.alive()) {
-        throw new IllegalStateException("agent exited; see " + agent.log());
-      }
-      Thread.sleep(1);
-    }
   }
 }

@@ -1,31 +1,15 @@
 package io.jakri.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
-import io.jakri.agent.Agent;
-import io.jakri.agent.AgentOptions;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceNames;
 import io.jakri.handler.onvif.OnvifNetwork;
-import io.jakri.kubelet.emulator.Container;
-import io.jakri.kubelet.emulator.EmulatorListener;
-import io.jakri.kubelet.emulator.KubeletEmulator;
-import io.jakri.kubelet.emulator.Pod;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -44,50 +28,17 @@ class OnvifAgentIT {
 
   private static final Duration APPEAR = Duration.ofSeconds(30);
   private static final Duration OFFLINE_GRACE = Duration.ofSeconds(3);
-  private static final String NODE = "node-it";
 
   private static OnvifNetwork network;
   private static Path plugins;
 
   @TempDir Path root;
-  private Agent agent;
-  private KubeletEmulator kubelet;
-  private final Events events = new Events();
+  private HandlerAgent agent;
   private OnvifNetwork.Camera camera;
 
-  /** What the emulated kubelet saw, with {@link System#nanoTime()} stamps. Thread-safe. */
-  private static final class Events implements EmulatorListener {
-    record Snapshot(String resource, Map<String, String> devices, long nanos) {}
-
-    final List<Snapshot> snapshots = new CopyOnWriteArrayList<>();
-    final Map<String, Long> streamEndedAt = new ConcurrentHashMap<>();
-
-    @Override
-    public void snapshot(String resource, Map<String, String> devices) {
-      snapshots.add(new Snapshot(resource, Map.copyOf(devices), System.nanoTime()));
-    }
-
-    @Override
-    public void streamEnded(String resource) {
-      streamEndedAt.putIfAbsent(resource, System.nanoTime());
-    }
-
-    Optional<Snapshot> first(String resource, String health) {
-      return snapshots.stream()
-          .filter(s -> s.resource().equals(resource))
-          .filter(s -> s.devices().containsValue(health))
-          .findFirst();
-    }
-  }
-
   @BeforeAll
-  static void setUp() {
-    String dir = System.getProperty("jakri.plugins.dir");
-    assertThat(dir).as("system property jakri.plugins.dir (set by the it pom)").isNotNull();
-    plugins = Path.of(dir).toAbsolutePath().normalize();
-    assertThat(plugins.resolve("jakri-handler-onvif.jar"))
-        .as("onvif plugin jar; build the agent module first")
-        .exists();
+  static void setUp() throws IOException {
+    plugins = HandlerAgent.plugins("onvif", "io/jakri/handler/onvif/OnvifHandler.class");
     network = OnvifNetwork.startOrSkip("ip", "python3");
   }
 
@@ -100,20 +51,7 @@ class OnvifAgentIT {
 
   @BeforeEach
   void startAgent() throws IOException {
-    Files.createDirectories(root.resolve("config"));
-    agent =
-        Agent.start(
-            new AgentOptions(
-                NODE,
-                true,
-                Optional.of(root.resolve("config")),
-                true,
-                root.resolve("device-plugins"),
-                root.resolve("pod-resources").resolve("kubelet.sock"),
-                plugins,
-                OFFLINE_GRACE));
-    kubelet = agent.emulator().orElseThrow();
-    kubelet.addListener(events);
+    agent = HandlerAgent.start(root, plugins, OFFLINE_GRACE);
   }
 
   @AfterEach
@@ -127,7 +65,8 @@ class OnvifAgentIT {
   }
 
   private void configure(String name) throws IOException {
-    String yaml =
+    agent.writeConfiguration(
+        name,
         """
         apiVersion: akri.sh/v0
         kind: Configuration
@@ -151,15 +90,7 @@ class OnvifAgentIT {
               - name: password_default
                 value: "cam pass"
         """
-            .formatted(name, network.hostInterface);
-    Path dir = root.resolve("config");
-    Path tmp = dir.resolve("." + name + ".yaml.tmp");
-    Files.writeString(tmp, yaml, StandardCharsets.UTF_8);
-    Files.move(
-        tmp,
-        dir.resolve(name + ".yaml"),
-        StandardCopyOption.ATOMIC_MOVE,
-        StandardCopyOption.REPLACE_EXISTING);
+            .formatted(name, network.hostInterface));
   }
 
   @Test
@@ -176,21 +107,19 @@ class OnvifAgentIT {
 
     long start = System.nanoTime();
     configure(configuration);
-    await("advertised " + resource)
-        .atMost(APPEAR)
-        .pollInterval(Duration.ofMillis(5))
-        .until(() -> events.first(resource, "Healthy").isPresent());
+    long healthyAt =
+        agent.awaitFirst("advertised " + resource, resource, "Healthy", APPEAR).nanos();
     System.out.println(
         "ONVIF_AGENT_TIMING configuration_to_advertised_ms="
-            + TimeUnit.NANOSECONDS.toMillis(
-                events.first(resource, "Healthy").orElseThrow().nanos() - start)
+            + HandlerAgent.millis(start, healthyAt)
             + " (includes the agent picking the file up and the 1 s probe window)");
-    assertThat(agent.instances().list()).extracting(Instance::name).containsExactly(instance);
-    assertThat(agent.instances().get(instance).orElseThrow().shared()).isTrue();
+    assertThat(agent.agent().instances().list())
+        .extracting(Instance::name)
+        .containsExactly(instance);
+    assertThat(agent.agent().instances().get(instance).orElseThrow().shared()).isTrue();
 
-    Map<String, String> env =
-        kubelet.admit(Pod.of("default", "p", Container.of("c", resource, 1))).container("c").envs();
-    String hash = instance.substring(instance.length() - 6).toUpperCase(Locale.ROOT);
+    Map<String, String> env = agent.admit(resource).container("c").envs();
+    String hash = HandlerAgent.hashSuffix(instance);
     assertThat(env)
         .containsEntry("ONVIF_DEVICE_SERVICE_URL", serviceUrl)
         .containsEntry("ONVIF_DEVICE_SERVICE_URL_" + hash, serviceUrl)
@@ -200,27 +129,16 @@ class OnvifAgentIT {
 
     long stopped = System.nanoTime();
     camera.close();
-    await("unhealthy " + resource)
-        .atMost(APPEAR)
-        .pollInterval(Duration.ofMillis(10))
-        .until(() -> events.first(resource, "Unhealthy").isPresent());
-    await("retirement of " + resource)
-        .atMost(APPEAR)
-        .pollInterval(Duration.ofMillis(10))
-        .until(
-            () ->
-                !agent.devicePlugins().served().contains(resource)
-                    && agent.instances().list().isEmpty());
-    await().atMost(APPEAR).until(() -> events.streamEndedAt.containsKey(resource));
-    long unhealthyAt = events.first(resource, "Unhealthy").orElseThrow().nanos();
-    long endedAt = events.streamEndedAt.get(resource);
+    long unhealthyAt = agent.awaitUnhealthy(resource, APPEAR).nanos();
+    long endedAt = agent.awaitRetired(resource, instance, APPEAR);
+    assertThat(agent.agent().instances().list()).isEmpty();
     assertThat(Duration.ofNanos(endedAt - unhealthyAt))
         .isGreaterThanOrEqualTo(OFFLINE_GRACE.dividedBy(2));
     System.out.println(
         "ONVIF_AGENT_REMOVAL unhealthy_ms="
-            + TimeUnit.NANOSECONDS.toMillis(unhealthyAt - stopped)
+            + HandlerAgent.millis(stopped, unhealthyAt)
             + " retired_ms="
-            + TimeUnit.NANOSECONDS.toMillis(endedAt - stopped)
+            + HandlerAgent.millis(stopped, endedAt)
             + " offline_grace_ms="
             + OFFLINE_GRACE.toMillis());
   }

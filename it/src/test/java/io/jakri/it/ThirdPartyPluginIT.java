@@ -3,12 +3,8 @@ package io.jakri.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.jakri.agent.Agent;
-import io.jakri.agent.AgentOptions;
 import io.jakri.agent.instance.InstanceNames;
-import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.KubeletEmulator;
-import io.jakri.kubelet.emulator.Pod;
 import io.jakri.kubelet.emulator.PodAdmission;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,9 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.Attributes;
@@ -65,7 +59,7 @@ class ThirdPartyPluginIT {
       Pattern.compile("(?ms)^\\*\\*`([^`]+)`\\*\\*\\s*\\n+```[a-z]*\\n(.*?)^```\\s*$");
   private static final Duration BUILD_TIMEOUT = Duration.ofMinutes(5);
   private static final Duration APPEAR = Duration.ofSeconds(30);
-  private static final String NODE = "node-it";
+  private static final String NODE = HandlerAgent.NODE;
   private static final Set<String> NOT_COPIED = Set.of("target", ".git", "node_modules");
 
   @TempDir static Path work;
@@ -77,7 +71,7 @@ class ThirdPartyPluginIT {
   private static Path jar;
 
   @TempDir Path root;
-  private Agent agent;
+  private HandlerAgent agent;
 
   @BeforeAll
   static void followTheGuide() throws Exception {
@@ -164,18 +158,8 @@ class ThirdPartyPluginIT {
     Path config = Files.createDirectories(root.resolve("config"));
     Path plugins = Files.createDirectories(root.resolve("plugins"));
     Files.copy(plugin.resolve("hello.yaml"), config.resolve("hello.yaml"));
-    agent =
-        Agent.start(
-            new AgentOptions(
-                NODE,
-                true,
-                Optional.of(config),
-                true,
-                root.resolve("device-plugins"),
-                root.resolve("pod-resources").resolve("kubelet.sock"),
-                plugins,
-                Duration.ofSeconds(3)));
-    KubeletEmulator kubelet = agent.emulator().orElseThrow();
+    agent = HandlerAgent.start(root, plugins, Duration.ofSeconds(3));
+    KubeletEmulator kubelet = agent.kubelet();
 
     // As the guide says for a running agent: copy to a temporary name, then rename into place.
     Path partial = plugins.resolve(".hello-handler.jar.partial");
@@ -193,8 +177,8 @@ class ThirdPartyPluginIT {
                 kubelet.allocatable().getOrDefault(resource, -1L) == 1
                     && kubelet.allocatable().getOrDefault(other, -1L) == 1);
 
-    PodAdmission pod = kubelet.admit(Pod.of("default", "p", Container.of("c", resource, 1)));
-    String hash = instance.substring(instance.length() - 6).toUpperCase(Locale.ROOT);
+    PodAdmission pod = agent.admit(resource);
+    String hash = HandlerAgent.hashSuffix(instance);
     assertThat(pod.container("c").envs())
         .containsEntry("HELLO_GREETING", "hi from a plugin")
         .containsEntry("HELLO_GREETING_" + hash, "hi from a plugin");

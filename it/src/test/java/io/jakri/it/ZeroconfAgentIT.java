@@ -3,37 +3,21 @@ package io.jakri.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.jakri.agent.Agent;
-import io.jakri.agent.AgentOptions;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.handler.zeroconf.AvahiPeer;
 import io.jakri.handler.zeroconf.BareJmdns;
-import io.jakri.kubelet.emulator.Container;
-import io.jakri.kubelet.emulator.EmulatorListener;
 import io.jakri.kubelet.emulator.KubeletEmulator;
-import io.jakri.kubelet.emulator.Pod;
 import io.jakri.kubelet.emulator.PodAdmission;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.zip.ZipFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,65 +36,22 @@ class ZeroconfAgentIT {
   private static final Duration APPEAR = Duration.ofSeconds(30);
   private static final Duration DISAPPEAR = Duration.ofSeconds(60);
   private static final Duration OFFLINE_GRACE = Duration.ofSeconds(3);
-  private static final String NODE = "node-it";
-  private static final String ZEROCONF_HANDLER_CLASS =
-      "io/jakri/handler/zeroconf/ZeroconfHandler.class";
 
   private static AvahiPeer peer;
   private static Path plugins;
 
   @TempDir Path root;
-  private Agent agent;
+  private HandlerAgent agent;
   private KubeletEmulator kubelet;
-  private final Events events = new Events();
   private final List<AutoCloseable> cleanUp = new ArrayList<>();
-
-  /** What the emulated kubelet saw, with {@link System#nanoTime()} stamps. Thread-safe. */
-  private static final class Events implements EmulatorListener {
-    record Snapshot(String resource, Map<String, String> devices, long nanos) {}
-
-    final List<Snapshot> snapshots = new CopyOnWriteArrayList<>();
-    final Map<String, Long> streamEndedAt = new ConcurrentHashMap<>();
-
-    @Override
-    public void snapshot(String resource, Map<String, String> devices) {
-      snapshots.add(new Snapshot(resource, Map.copyOf(devices), System.nanoTime()));
-    }
-
-    @Override
-    public void streamEnded(String resource) {
-      streamEndedAt.putIfAbsent(resource, System.nanoTime());
-    }
-
-    /** The first snapshot of {@code resource} listing a device in {@code health}, if any. */
-    Optional<Snapshot> first(String resource, String health) {
-      return snapshots.stream()
-          .filter(s -> s.resource().equals(resource))
-          .filter(s -> !s.devices().isEmpty() && s.devices().containsValue(health))
-          .findFirst();
-    }
-  }
 
   @BeforeAll
   static void startPeer() throws Exception {
-    String dir = System.getProperty("jakri.plugins.dir");
-    assertThat(dir).as("system property jakri.plugins.dir (set by the it pom)").isNotNull();
-    plugins = Path.of(dir).toAbsolutePath().normalize();
-    Path zeroconfJar = plugins.resolve("jakri-handler-zeroconf.jar");
-    assertThat(zeroconfJar).as("zeroconf plugin jar; build the agent module first").exists();
-    try (ZipFile jar = new ZipFile(zeroconfJar.toFile())) {
-      assertThat(jar.getEntry(ZEROCONF_HANDLER_CLASS))
-          .as("%s holds the zeroconf handler (a stale jar? rebuild the agent module)", zeroconfJar)
-          .isNotNull();
-    }
+    plugins = HandlerAgent.plugins("zeroconf", "io/jakri/handler/zeroconf/ZeroconfHandler.class");
     try {
       peer = AvahiPeer.start();
     } catch (AvahiPeer.Unavailable e) {
-      String message = "no avahi peer, zeroconf agent IT not run: " + e.getMessage();
-      if ("true".equals(System.getenv("CI"))) {
-        Assertions.fail(message);
-      }
-      Assumptions.abort(message);
+      HandlerAgent.peerUnavailable("no avahi peer, zeroconf agent IT not run: " + e.getMessage());
     }
   }
 
@@ -123,20 +64,8 @@ class ZeroconfAgentIT {
 
   @BeforeEach
   void startAgent() throws IOException {
-    Files.createDirectories(root.resolve("config"));
-    agent =
-        Agent.start(
-            new AgentOptions(
-                NODE,
-                true,
-                Optional.of(root.resolve("config")),
-                true,
-                root.resolve("device-plugins"),
-                root.resolve("pod-resources").resolve("kubelet.sock"),
-                plugins,
-                OFFLINE_GRACE));
-    kubelet = agent.emulator().orElseThrow();
-    kubelet.addListener(events);
+    agent = HandlerAgent.start(root, plugins, OFFLINE_GRACE);
+    kubelet = agent.kubelet();
   }
 
   @AfterEach
@@ -151,7 +80,8 @@ class ZeroconfAgentIT {
 
   /** Writes a zeroconf Configuration (capacity 1) browsing {@code type} on the veth address. */
   private void configure(String name, String type) throws IOException {
-    String yaml =
+    agent.writeConfiguration(
+        name,
         """
         apiVersion: akri.sh/v0
         kind: Configuration
@@ -165,15 +95,7 @@ class ZeroconfAgentIT {
               kind: %s
               interfaces: [%s]
         """
-            .formatted(name, type, peer.hostAddress());
-    Path dir = root.resolve("config");
-    Path tmp = dir.resolve("." + name + ".yaml.tmp");
-    Files.writeString(tmp, yaml, StandardCharsets.UTF_8);
-    Files.move(
-        tmp,
-        dir.resolve(name + ".yaml"),
-        StandardCopyOption.ATOMIC_MOVE,
-        StandardCopyOption.REPLACE_EXISTING);
+            .formatted(name, type, peer.hostAddress()));
   }
 
   private AvahiPeer.Published publish(String name, String type, int port, String... txt)
@@ -189,18 +111,8 @@ class ZeroconfAgentIT {
         configuration, service + "." + type + ".local", true, "unused-for-shared");
   }
 
-  private static String hashSuffix(String instance) {
-    return instance.substring(instance.length() - 6).toUpperCase(Locale.ROOT);
-  }
-
   private void awaitAdvertised(String resource) {
-    await("capacity and allocatable 1 of " + resource)
-        .atMost(APPEAR)
-        .pollInterval(Duration.ofMillis(20))
-        .until(
-            () ->
-                kubelet.capacity().getOrDefault(resource, -1L) == 1
-                    && kubelet.allocatable().getOrDefault(resource, -1L) == 1);
+    agent.awaitAdvertised(resource, APPEAR);
   }
 
   /** Waits until the Instance carries {@code property} (TXT data may come in a later resolve). */
@@ -210,11 +122,12 @@ class ZeroconfAgentIT {
         .until(
             () ->
                 agent
+                    .agent()
                     .instances()
                     .get(instance)
                     .map(i -> i.brokerProperties().containsKey(property))
                     .orElse(false));
-    return agent.instances().get(instance).orElseThrow();
+    return agent.agent().instances().get(instance).orElseThrow();
   }
 
   @Test
@@ -240,14 +153,13 @@ class ZeroconfAgentIT {
         .pollInterval(Duration.ofMillis(10))
         .until(
             () ->
-                events.first(resource, "Healthy").isPresent()
+                agent.first(resource, "Healthy").isPresent()
                     && bare.resolvedAt("Widget 1").isPresent());
     long advertisedMs =
-        TimeUnit.NANOSECONDS.toMillis(
-            events.first(resource, "Healthy").orElseThrow().nanos() - widget.startedNanos);
+        HandlerAgent.millis(
+            widget.startedNanos, agent.first(resource, "Healthy").orElseThrow().nanos());
     long bareMs =
-        TimeUnit.NANOSECONDS.toMillis(
-            bare.resolvedAt("Widget 1").orElseThrow() - widget.startedNanos);
+        HandlerAgent.millis(widget.startedNanos, bare.resolvedAt("Widget 1").orElseThrow());
     System.out.println(
         "ZEROCONF_AGENT_TIMING publish_to_advertised_ms="
             + advertisedMs
@@ -260,8 +172,8 @@ class ZeroconfAgentIT {
     assertThat(kubelet.devices(resource)).containsExactly(Map.entry(instance + "-0", "Healthy"));
     awaitInstanceProperty(instance, "AKRI_ZEROCONF_DEVICE_MODEL");
 
-    PodAdmission pod = kubelet.admit(Pod.of("default", "p", Container.of("c", resource, 1)));
-    String hash = hashSuffix(instance);
+    PodAdmission pod = agent.admit(resource);
+    String hash = HandlerAgent.hashSuffix(instance);
     assertThat(pod.container("c").deviceIds(resource)).containsExactly(instance + "-0");
     assertThat(pod.container("c").envs())
         .containsEntry("AKRI_ZEROCONF_DEVICE_NAME", "Widget 1")
@@ -289,9 +201,8 @@ class ZeroconfAgentIT {
     awaitInstanceProperty(instance, "AKRI_ZEROCONF_DEVICE_LD_PRELOAD");
     awaitInstanceProperty(instance, "AKRI_ZEROCONF_DEVICE_PATH");
 
-    Map<String, String> env =
-        kubelet.admit(Pod.of("default", "p", Container.of("c", resource, 1))).container("c").envs();
-    String hash = hashSuffix(instance);
+    Map<String, String> env = agent.admit(resource).container("c").envs();
+    String hash = HandlerAgent.hashSuffix(instance);
     assertThat(env)
         .containsEntry("AKRI_ZEROCONF_DEVICE_LD_PRELOAD", "/evil.so")
         .containsEntry("AKRI_ZEROCONF_DEVICE_PATH", "/x")
@@ -309,35 +220,24 @@ class ZeroconfAgentIT {
     String instance = instanceOf(configuration, "leaves", type);
     String resource = "akri.sh/" + instance;
     awaitAdvertised(resource);
-    assertThat(agent.instances().list()).extracting(Instance::name).containsExactly(instance);
+    assertThat(agent.agent().instances().list())
+        .extracting(Instance::name)
+        .containsExactly(instance);
 
     long stopped = System.nanoTime();
     leaving.close();
-    await("unhealthy snapshot of " + resource)
-        .atMost(DISAPPEAR)
-        .pollInterval(Duration.ofMillis(20))
-        .until(() -> events.first(resource, "Unhealthy").isPresent());
+    long unhealthyAt = agent.awaitUnhealthy(resource, DISAPPEAR).nanos();
     // Still listed (capacity kept), no longer allocatable.
-    assertThat(events.first(resource, "Unhealthy").orElseThrow().devices())
+    assertThat(agent.first(resource, "Unhealthy").orElseThrow().devices())
         .containsExactly(Map.entry(instance + "-0", "Unhealthy"));
     await("allocatable 0 of " + resource)
         .atMost(APPEAR)
         .until(() -> kubelet.allocatable().getOrDefault(resource, -1L) == 0);
 
-    await("retirement of " + resource)
-        .atMost(DISAPPEAR)
-        .pollInterval(Duration.ofMillis(20))
-        .until(
-            () ->
-                !agent.devicePlugins().served().contains(resource)
-                    && agent.instances().list().isEmpty());
-    assertThat(agent.devicePlugins().socketOf(resource)).isEmpty();
-    await("end of the ListAndWatch stream of " + resource)
-        .atMost(APPEAR)
-        .until(() -> events.streamEndedAt.containsKey(resource));
+    long endedAt = agent.awaitRetired(resource, instance, DISAPPEAR);
+    assertThat(agent.agent().instances().list()).isEmpty();
+    assertThat(agent.agent().devicePlugins().socketOf(resource)).isEmpty();
 
-    long unhealthyAt = events.first(resource, "Unhealthy").orElseThrow().nanos();
-    long endedAt = events.streamEndedAt.get(resource);
     // The grace counts from when the agent saw the service go, which precedes the unhealthy
     // snapshot; half the grace leaves room for that snapshot's own delay.
     assertThat(Duration.ofNanos(endedAt - unhealthyAt))
@@ -345,9 +245,9 @@ class ZeroconfAgentIT {
         .isGreaterThanOrEqualTo(OFFLINE_GRACE.dividedBy(2));
     System.out.println(
         "ZEROCONF_AGENT_REMOVAL unhealthy_ms="
-            + TimeUnit.NANOSECONDS.toMillis(unhealthyAt - stopped)
+            + HandlerAgent.millis(stopped, unhealthyAt)
             + " retired_ms="
-            + TimeUnit.NANOSECONDS.toMillis(endedAt - stopped)
+            + HandlerAgent.millis(stopped, endedAt)
             + " offline_grace_ms="
             + OFFLINE_GRACE.toMillis());
   }

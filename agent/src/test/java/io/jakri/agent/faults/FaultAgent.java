@@ -1,10 +1,12 @@
 package io.jakri.agent.faults;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.Safeguards;
+import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -133,6 +135,30 @@ final class FaultAgent implements AutoCloseable {
 
   void awaitAllocatable(String resource, long count, Duration within) {
     await().atMost(within).until(() -> allocatable(resource) == count);
+  }
+
+  /** Waits until {@code configuration} is INVALID with a message containing {@code reason}. */
+  void awaitRefused(String configuration, String reason, Duration within) {
+    await()
+        .atMost(within)
+        .untilAsserted(
+            () -> {
+              DiscoveryManager.ConfigurationStatus status =
+                  agent.discovery().statuses().get(configuration);
+              assertThat(status).isNotNull();
+              assertThat(status.state()).isEqualTo(DiscoveryManager.State.INVALID);
+              assertThat(status.message()).contains(reason);
+            });
+  }
+
+  /** Waits until {@code configuration} is discovering (again). */
+  void awaitDiscovering(String configuration, Duration within) {
+    await()
+        .atMost(within)
+        .until(
+            () ->
+                agent.discovery().statuses().get(configuration).state()
+                    == DiscoveryManager.State.DISCOVERING);
   }
 
   long instancesOf(String configuration) {

@@ -8,7 +8,6 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.deviceplugin.ResourceBackend;
-import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import io.jakri.kubelet.v1beta1.Device;
 import java.nio.file.Path;
@@ -44,7 +43,7 @@ class ResourceHijackIT {
               "thief", "simulated", 1, "count: 2\nresourceName: nvidia.com/gpu"));
       a.writeConfig("fine", TestAgent.configuration("fine", "simulated", 1, "count: 1"));
       a.awaitAllocatable("akri.sh/fine", 1, WAIT);
-      awaitRefused(a, "thief", "nvidia.com/gpu is not in a domain this agent allows");
+      a.awaitRefused("thief", "nvidia.com/gpu is not in a domain this agent allows", WAIT);
       assertThat(a.kubelet().registeredResources()).doesNotContain("nvidia.com/gpu");
       assertThat(a.instancesOf("thief")).isZero();
       assertThat(a.agent.metrics().scrape()).contains("jakri_refusals_total{reason=\"CLASS\"} 1.0");
@@ -61,7 +60,7 @@ class ResourceHijackIT {
           "intruder",
           TestAgent.configuration(
               "intruder", "simulated", 1, "count: 3\nresourceName: akri.sh/owner"));
-      awaitRefused(a, "intruder", "may only join akri.sh/intruder");
+      a.awaitRefused("intruder", "may only join akri.sh/intruder", WAIT);
       assertThat(a.allocatable("akri.sh/owner")).isEqualTo(1);
     }
   }
@@ -82,17 +81,12 @@ class ResourceHijackIT {
               "simulated",
               1,
               "count: 2\nidPrefix: other\nresourceName: example.com/widget"));
-      awaitRefused(a, "second", "example.com/widget is served by Configuration first");
+      a.awaitRefused("second", "example.com/widget is served by Configuration first", WAIT);
       assertThat(a.allocatable("example.com/widget")).isEqualTo(1);
 
       a.deleteConfig("first");
       a.awaitAllocatable("example.com/widget", 2, WAIT);
-      await()
-          .atMost(WAIT)
-          .until(
-              () ->
-                  a.agent.discovery().statuses().get("second").state()
-                      == DiscoveryManager.State.DISCOVERING);
+      a.awaitDiscovering("second", WAIT);
     }
   }
 
@@ -116,23 +110,10 @@ class ResourceHijackIT {
           "takeover",
           TestAgent.configuration(
               "takeover", "simulated", 1, "count: 4\nresourceName: example.com/gpu"));
-      awaitRefused(a, "takeover", "registered with the kubelet by another device plugin");
+      a.awaitRefused("takeover", "registered with the kubelet by another device plugin", WAIT);
       assertThat(a.allocatable("example.com/gpu")).isEqualTo(1);
       assertThat(a.kubelet().devices("example.com/gpu")).containsOnlyKeys("GPU-0");
     }
-  }
-
-  private static void awaitRefused(FaultAgent a, String configuration, String reason) {
-    await()
-        .atMost(WAIT)
-        .untilAsserted(
-            () -> {
-              DiscoveryManager.ConfigurationStatus status =
-                  a.agent.discovery().statuses().get(configuration);
-              assertThat(status).isNotNull();
-              assertThat(status.state()).isEqualTo(DiscoveryManager.State.INVALID);
-              assertThat(status.message()).contains(reason);
-            });
   }
 
   /** Another vendor's device plugin: one device, registered with the same kubelet. */

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.TestAgent;
-import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.SlotLimits;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,7 +29,7 @@ class SlotLimitsIT {
       a.writeConfig("huge", TestAgent.configuration("huge", "simulated", 110_000, "count: 1"));
       a.writeConfig("small", TestAgent.configuration("small", "simulated", 2, "count: 1"));
       a.awaitAllocatable("akri.sh/small", 2, WAIT);
-      awaitRefused(a, "huge", "more than 100000 slots for this Configuration");
+      a.awaitRefused("huge", "more than 100000 slots for this Configuration", WAIT);
       assertThat(a.instancesOf("huge")).isZero();
       assertThat(a.agent.metrics().scrape()).contains("jakri_refusals_total{reason=\"SLOTS\"} 1.0");
     }
@@ -41,13 +40,13 @@ class SlotLimitsIT {
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
     try (FaultAgent a = start(plugins, new SlotLimits(10, 1_000))) {
       a.writeConfig("big", TestAgent.configuration("big", "simulated", 4, "count: 5"));
-      awaitRefused(a, "big", "3 devices of capacity 4 refused: more than 10 slots");
+      a.awaitRefused("big", "3 devices of capacity 4 refused: more than 10 slots", WAIT);
       a.awaitAllocatable("akri.sh/big", 8, WAIT);
       assertThat(a.instancesOf("big")).isEqualTo(2);
 
       // A capacity the devices can no longer all have: admitted again within the limit.
       a.writeConfig("big", TestAgent.configuration("big", "simulated", 10, "count: 5"));
-      awaitRefused(a, "big", "4 devices of capacity 10 refused");
+      a.awaitRefused("big", "4 devices of capacity 10 refused", WAIT);
       a.awaitAllocatable("akri.sh/big", 10, WAIT);
       await().atMost(WAIT).until(() -> a.instancesOf("big") == 1);
       assertThat(a.slotsHeld("big")).isZero();
@@ -61,17 +60,12 @@ class SlotLimitsIT {
       a.writeConfig("first", TestAgent.configuration("first", "simulated", 5, "count: 2"));
       a.awaitAllocatable("akri.sh/first", 10, WAIT);
       a.writeConfig("second", TestAgent.configuration("second", "simulated", 1, "count: 5"));
-      awaitRefused(a, "second", "more than 12 slots on this agent, 10 of them other");
+      a.awaitRefused("second", "more than 12 slots on this agent, 10 of them other", WAIT);
       a.awaitAllocatable("akri.sh/second", 2, WAIT);
 
       a.deleteConfig("first");
       a.awaitAllocatable("akri.sh/second", 5, WAIT);
-      await()
-          .atMost(WAIT)
-          .until(
-              () ->
-                  a.agent.discovery().statuses().get("second").state()
-                      == DiscoveryManager.State.DISCOVERING);
+      a.awaitDiscovering("second", WAIT);
     }
   }
 
@@ -88,14 +82,14 @@ class SlotLimitsIT {
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
     try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
       a.writeConfig(name, TestAgent.configuration(name, "simulated", 1000, "count: 100"));
-      awaitRefused(
-          a,
+      a.awaitRefused(
           name,
           (100 - fit)
               + " devices of capacity 1000 refused: the class resource's ListAndWatch message"
               + " would be larger than the kubelet accepts (4194304 bytes; "
               + fit
-              + " devices at most)");
+              + " devices at most)",
+          WAIT);
       // The class resource at the limit is accepted by the kubelet (the emulator's gRPC client
       // has the kubelet's message limit) and advertised in full.
       a.awaitAllocatable("akri.sh/" + name, fit * 1000, Duration.ofSeconds(60));
@@ -111,18 +105,5 @@ class SlotLimitsIT {
         Duration.ofSeconds(1),
         Optional.empty(),
         Safeguards.defaults().withSlotLimits(limits));
-  }
-
-  private static void awaitRefused(FaultAgent a, String configuration, String reason) {
-    await()
-        .atMost(WAIT)
-        .untilAsserted(
-            () -> {
-              DiscoveryManager.ConfigurationStatus status =
-                  a.agent.discovery().statuses().get(configuration);
-              assertThat(status).isNotNull();
-              assertThat(status.state()).isEqualTo(DiscoveryManager.State.INVALID);
-              assertThat(status.message()).contains(reason);
-            });
   }
 }

@@ -109,7 +109,7 @@ public final class ConfigurationWatcher implements AutoCloseable {
           LOG.warn(
               "configurations watch in {} failed, retrying: {}",
               namespaces.describe(),
-              WatchFailure.describe(String.valueOf(client.getMasterUrl()), t));
+              io.jakri.logging.ApiFailure.describe(String.valueOf(client.getMasterUrl()), t));
           return true;
         });
     inf.addEventHandler(

@@ -192,7 +192,7 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
           LOG.warn(
               "instances watch in {} failed, retrying: {}",
               namespaces.describe(),
-              WatchFailure.describe(String.valueOf(client.getMasterUrl()), t));
+              io.jakri.logging.ApiFailure.describe(String.valueOf(client.getMasterUrl()), t));
           return true;
         });
     inf.addEventHandler(

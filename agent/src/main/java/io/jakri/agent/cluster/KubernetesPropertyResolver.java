@@ -316,7 +316,7 @@ public final class KubernetesPropertyResolver implements PropertyResolver, AutoC
           LOG.warn(
               "watch of {} failed, retrying: {}",
               w.describe(),
-              WatchFailure.describe(String.valueOf(client.getMasterUrl()), t));
+              io.jakri.logging.ApiFailure.describe(String.valueOf(client.getMasterUrl()), t));
           return true;
         });
     addHandler(informer, w, watch);

@@ -159,7 +159,7 @@ public final class ClusterCache implements AutoCloseable {
         (what, informer) ->
             informer.exceptionHandler(
                 (isStarted, t) -> {
-                  String why = ApiFailure.describe(server, t);
+                  String why = io.jakri.logging.ApiFailure.describe(server, t);
                   lastFailure = why;
                   // One line per kind of failure, not one per retry.
                   if (!why.equals(loggedFailures.put(what, why))) {

@@ -1,26 +1,28 @@
-package io.jakri.agent.cluster;
+package io.jakri.logging;
 
 /**
- * One line for a failed list or watch: what failed, against which API server, and the innermost
- * cause's own words (fabric8 wraps a refused connection three times over).
+ * One line for a failed call to the Kubernetes API server (a list, a watch): against which server,
+ * and the innermost cause's own words — the client wraps a refused connection several times over,
+ * and the wrappers' messages say nothing. Used by the agent and the controller.
  */
-final class WatchFailure {
+public final class ApiFailure {
 
-  private WatchFailure() {}
+  private ApiFailure() {}
 
   /** E.g. {@code cannot reach the API server https://10.0.0.1:443/: Connection refused}. */
-  static String describe(String apiServer, Throwable failure) {
+  public static String describe(String apiServer, Throwable failure) {
     Throwable root = failure;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
     String words = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+    words = words.replaceAll("\\s+", " ");
     if (root instanceof java.net.ConnectException
         || root instanceof java.net.UnknownHostException
         || root instanceof java.net.NoRouteToHostException
         || root instanceof java.net.SocketTimeoutException) {
-      return "cannot reach the API server " + apiServer + ": " + words.replaceAll("\\s+", " ");
+      return "cannot reach the API server " + apiServer + ": " + words;
     }
-    return words.replaceAll("\\s+", " ");
+    return words;
   }
 }

@@ -1,4 +1,4 @@
-package io.jakri.agent.cluster;
+package io.jakri.logging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,7 +6,7 @@ import java.net.ConnectException;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
-class WatchFailureTest {
+class ApiFailureTest {
 
   @Test
   void aRefusedConnectionNamesTheServerAndTheInnermostCause() {
@@ -14,14 +14,14 @@ class WatchFailureTest {
         new CompletionException(
             new RuntimeException(
                 "An error has occurred.", new ConnectException("Connection refused")));
-    assertThat(WatchFailure.describe("https://127.0.0.1:9/", wrapped))
+    assertThat(ApiFailure.describe("https://127.0.0.1:9/", wrapped))
         .isEqualTo("cannot reach the API server https://127.0.0.1:9/: Connection refused");
   }
 
   @Test
   void otherFailuresAreTheirOwnWordsOnOneLine() {
     assertThat(
-            WatchFailure.describe(
+            ApiFailure.describe(
                 "https://k8s/", new IllegalStateException("Forbidden:\n  cannot list")))
         .isEqualTo("Forbidden: cannot list");
   }

@@ -96,96 +96,92 @@ public record AgentOptions(
 
   /** A copy for cluster mode watching {@code newNamespaces}. */
   public AgentOptions inCluster(WatchedNamespaces newNamespaces, boolean newTidyNode) {
-    return new AgentOptions(
-        nodeName,
-        false,
-        Optional.empty(),
-        emulateKubelet,
-        devicePluginDir,
-        podResourcesSocket,
-        pluginsDir,
-        offlineGrace,
-        reclaimGrace,
-        newNamespaces,
-        newTidyNode,
-        metricsPort,
-        safeguards,
-        externalHandlers);
+    Copy copy = new Copy(this);
+    copy.standalone = false;
+    copy.config = Optional.empty();
+    copy.namespaces = newNamespaces;
+    copy.tidyNode = newTidyNode;
+    return copy.build();
   }
 
   /** A copy with another reclaim grace. */
   public AgentOptions withReclaimGrace(Duration grace) {
-    return new AgentOptions(
-        nodeName,
-        standalone,
-        config,
-        emulateKubelet,
-        devicePluginDir,
-        podResourcesSocket,
-        pluginsDir,
-        offlineGrace,
-        grace,
-        namespaces,
-        tidyNode,
-        metricsPort,
-        safeguards,
-        externalHandlers);
+    Copy copy = new Copy(this);
+    copy.reclaimGrace = grace;
+    return copy.build();
   }
 
   /** A copy serving metrics and health on {@code port} (0: any free port). */
   public AgentOptions withMetricsPort(int port) {
-    return new AgentOptions(
-        nodeName,
-        standalone,
-        config,
-        emulateKubelet,
-        devicePluginDir,
-        podResourcesSocket,
-        pluginsDir,
-        offlineGrace,
-        reclaimGrace,
-        namespaces,
-        tidyNode,
-        port,
-        safeguards,
-        externalHandlers);
+    Copy copy = new Copy(this);
+    copy.metricsPort = port;
+    return copy.build();
   }
 
   /** A copy with other safeguards. */
   public AgentOptions withSafeguards(Safeguards newSafeguards) {
-    return new AgentOptions(
-        nodeName,
-        standalone,
-        config,
-        emulateKubelet,
-        devicePluginDir,
-        podResourcesSocket,
-        pluginsDir,
-        offlineGrace,
-        reclaimGrace,
-        namespaces,
-        tidyNode,
-        metricsPort,
-        newSafeguards,
-        externalHandlers);
+    Copy copy = new Copy(this);
+    copy.safeguards = newSafeguards;
+    return copy.build();
   }
 
   /** A copy serving Akri's discovery-handler registration as {@code external} says. */
   public AgentOptions withExternalHandlers(Optional<ExternalHandlers.Options> external) {
-    return new AgentOptions(
-        nodeName,
-        standalone,
-        config,
-        emulateKubelet,
-        devicePluginDir,
-        podResourcesSocket,
-        pluginsDir,
-        offlineGrace,
-        reclaimGrace,
-        namespaces,
-        tidyNode,
-        metricsPort,
-        safeguards,
-        external);
+    Copy copy = new Copy(this);
+    copy.externalHandlers = external;
+    return copy.build();
+  }
+
+  /** The components of a record being copied, so that each {@code with*} names only its change. */
+  private static final class Copy {
+    private final String nodeName;
+    private boolean standalone;
+    private Optional<Path> config;
+    private final boolean emulateKubelet;
+    private final Path devicePluginDir;
+    private final Path podResourcesSocket;
+    private final Path pluginsDir;
+    private final Duration offlineGrace;
+    private Duration reclaimGrace;
+    private WatchedNamespaces namespaces;
+    private boolean tidyNode;
+    private int metricsPort;
+    private Safeguards safeguards;
+    private Optional<ExternalHandlers.Options> externalHandlers;
+
+    Copy(AgentOptions o) {
+      nodeName = o.nodeName;
+      standalone = o.standalone;
+      config = o.config;
+      emulateKubelet = o.emulateKubelet;
+      devicePluginDir = o.devicePluginDir;
+      podResourcesSocket = o.podResourcesSocket;
+      pluginsDir = o.pluginsDir;
+      offlineGrace = o.offlineGrace;
+      reclaimGrace = o.reclaimGrace;
+      namespaces = o.namespaces;
+      tidyNode = o.tidyNode;
+      metricsPort = o.metricsPort;
+      safeguards = o.safeguards;
+      externalHandlers = o.externalHandlers;
+    }
+
+    AgentOptions build() {
+      return new AgentOptions(
+          nodeName,
+          standalone,
+          config,
+          emulateKubelet,
+          devicePluginDir,
+          podResourcesSocket,
+          pluginsDir,
+          offlineGrace,
+          reclaimGrace,
+          namespaces,
+          tidyNode,
+          metricsPort,
+          safeguards,
+          externalHandlers);
+    }
   }
 }

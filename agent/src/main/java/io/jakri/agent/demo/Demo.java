@@ -6,7 +6,6 @@ import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceListing;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.kubelet.emulator.AdmissionException;
-import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.ContainerAllocation;
 import io.jakri.kubelet.emulator.EmulatorListener;
 import io.jakri.kubelet.emulator.KubeletEmulator;
@@ -232,34 +231,6 @@ public final class Demo {
     out.println(
         "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.allocatable");
     out.println(json(kubelet.allocatable()));
-  }
-
-  /** The sample pods of the bundled examples, as the Spookd, Akri and simple device docs use. */
-  static List<Pod> bundledSamplePods(Map<String, Long> capacity) {
-    List<Pod> pods = new ArrayList<>();
-    if (capacity.getOrDefault("example.com/widget", 0L) > 0
-        && capacity.getOrDefault("example.com/thingamajig", 0L) > 0) {
-      pods.add(
-          Pod.of(
-              "default",
-              "spookd-test",
-              Container.of(
-                  "test", Map.of("example.com/widget", 1L, "example.com/thingamajig", 1L))));
-    }
-    capacity.keySet().stream()
-        .filter(r -> r.startsWith("akri.sh/akri-debug-echo-foo-"))
-        .sorted()
-        .findFirst()
-        .ifPresent(
-            r -> pods.add(Pod.of("default", "debug-echo-broker", Container.of("broker", r, 1))));
-    if (capacity.getOrDefault("example.com/simple-device", 0L) > 1) {
-      pods.add(
-          Pod.of(
-              "default",
-              "simple-device-test",
-              Container.of("test", "example.com/simple-device", 2)));
-    }
-    return pods;
   }
 
   private void printChanges(

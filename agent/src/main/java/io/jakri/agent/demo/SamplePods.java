@@ -64,11 +64,34 @@ public sealed interface SamplePods {
     }
   }
 
-  /** The bundled examples' pods. */
+  /** The bundled examples' pods, as the Spookd, Akri and simple device docs use them. */
   record Bundled() implements SamplePods {
     @Override
     public List<Pod> pods(Map<String, Long> capacity, Collection<String> served) {
-      return Demo.bundledSamplePods(capacity);
+      List<Pod> pods = new ArrayList<>();
+      if (capacity.getOrDefault("example.com/widget", 0L) > 0
+          && capacity.getOrDefault("example.com/thingamajig", 0L) > 0) {
+        pods.add(
+            Pod.of(
+                "default",
+                "spookd-test",
+                Container.of(
+                    "test", Map.of("example.com/widget", 1L, "example.com/thingamajig", 1L))));
+      }
+      capacity.keySet().stream()
+          .filter(r -> r.startsWith("akri.sh/akri-debug-echo-foo-"))
+          .sorted()
+          .findFirst()
+          .ifPresent(
+              r -> pods.add(Pod.of("default", "debug-echo-broker", Container.of("broker", r, 1))));
+      if (capacity.getOrDefault("example.com/simple-device", 0L) > 1) {
+        pods.add(
+            Pod.of(
+                "default",
+                "simple-device-test",
+                Container.of("test", "example.com/simple-device", 2)));
+      }
+      return pods;
     }
   }
 

@@ -3,23 +3,16 @@ package io.jakri.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 /** An OutOfMemoryError is logged through the agent's logging, then the process exits. */
 class OutOfMemoryExitTest {
 
   @Test
   void anOutOfMemoryErrorIsLoggedThenTheProcessHalts() throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(OutOfMemoryExit.class);
-    ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    logs.start();
-    logger.addAppender(logs);
+    LogCapture logs = LogCapture.of(OutOfMemoryExit.class);
     List<Integer> halts = new ArrayList<>();
     OutOfMemoryExit handler = new OutOfMemoryExit(halts::add);
     try {
@@ -33,11 +26,11 @@ class OutOfMemoryExitTest {
       thread.start();
       thread.join(10_000);
     } finally {
-      logger.detachAppender(logs);
+      logs.close();
     }
     assertThat(halts).containsExactly(OutOfMemoryExit.EXIT_CODE);
     assertThat(handler.reserved()).as("reserve released for the logging").isFalse();
-    assertThat(logs.list)
+    assertThat(logs.events())
         .singleElement()
         .satisfies(
             e -> {

@@ -3,9 +3,8 @@ package io.jakri.agent.configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import io.jakri.agent.LogCapture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,27 +15,24 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /** Standing file errors are logged once per rescan sequence, again only when they change. */
 class ConfigurationFilesTest {
 
   @TempDir Path dir;
   ScheduledExecutorService scheduler;
-  final Logger logger = (Logger) LoggerFactory.getLogger(ConfigurationFiles.class);
-  final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+  LogCapture logs;
   final List<List<ConfigurationSpec>> applied = new ArrayList<>();
 
   @BeforeEach
   void setUp() {
     scheduler = Executors.newSingleThreadScheduledExecutor();
-    logs.start();
-    logger.addAppender(logs);
+    logs = LogCapture.of(ConfigurationFiles.class);
   }
 
   @AfterEach
   void tearDown() {
-    logger.detachAppender(logs);
+    logs.close();
     scheduler.shutdownNow();
   }
 
@@ -47,7 +43,7 @@ class ConfigurationFilesTest {
   }
 
   private List<String> errors() {
-    return logs.list.stream()
+    return logs.events().stream()
         .filter(e -> e.getLevel() == Level.ERROR)
         .map(ILoggingEvent::getFormattedMessage)
         .toList();

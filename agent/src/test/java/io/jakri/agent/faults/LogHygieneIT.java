@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import io.jakri.agent.LogCapture;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.TestAgent;
 import io.jakri.logging.LogFormat;
@@ -19,7 +18,6 @@ import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * What the agent writes to its log cannot be forged or flooded by what it reads: a device id with a
@@ -35,12 +33,9 @@ class LogHygieneIT {
 
   @Test
   void aDeviceIdWithALineBreakCannotForgeALogLine() throws Exception {
-    Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
-    ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    logs.start();
-    root.addAppender(logs);
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
-    try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+    try (LogCapture logs = LogCapture.root();
+        FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
       a.writeConfig(
           "cam",
           TestAgent.configuration(
@@ -51,11 +46,9 @@ class LogHygieneIT {
       await()
           .atMost(WAIT)
           .until(
-              () ->
-                  logs.list.stream()
-                      .anyMatch(e -> e.getFormattedMessage().contains("discovered as instance")));
+              () -> logs.messages().stream().anyMatch(m -> m.contains("discovered as instance")));
       ILoggingEvent discovered =
-          logs.list.stream()
+          logs.events().stream()
               .filter(e -> e.getFormattedMessage().contains("discovered as instance"))
               .findFirst()
               .orElseThrow();
@@ -69,20 +62,13 @@ class LogHygieneIT {
       assertThat(line).endsWith(System.lineSeparator());
       assertThat(line.strip()).doesNotContain("\n").doesNotContain("\r").doesNotContain("\u001b");
       assertThat(line).contains("cam\\n05:00:00.000 ERROR [main] Agent - forged\\r\\u001b[2K");
-    } finally {
-      root.detachAppender(logs);
     }
   }
 
   @Test
   void grpcTransportWarningsGoThroughTheAgentsLoggingAtDebug() throws Exception {
     String name = "io.grpc.netty.shaded.io.grpc.netty.NettyServerHandler";
-    Logger logger = (Logger) LoggerFactory.getLogger(name);
-    Level previous = logger.getLevel();
-    ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    logs.start();
-    logger.addAppender(logs);
-    logger.setLevel(Level.DEBUG);
+    LogCapture logs = LogCapture.of(name, Level.DEBUG);
     PrintStream err = System.err;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
@@ -96,11 +82,10 @@ class LogHygieneIT {
               new IllegalStateException("Received DATA frame for an unknown stream 3"));
     } finally {
       System.setErr(err);
-      logger.detachAppender(logs);
-      logger.setLevel(previous);
+      logs.close();
     }
     assertThat(captured.toString(StandardCharsets.UTF_8)).doesNotContain("WARNING");
-    assertThat(logs.list)
+    assertThat(logs.events())
         .singleElement()
         .satisfies(
             e -> {

@@ -3,9 +3,7 @@ package io.jakri.agent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import io.jakri.agent.LogCapture;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.discovery.DiscoveryManager;
@@ -14,7 +12,6 @@ import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * brokerProperties that set reserved env names (LD_PRELOAD, PATH, ...) are refused unless the
@@ -86,12 +83,9 @@ class ReservedEnvIT {
 
   @Test
   void droppedEnvEntriesAreLoggedOnce() throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(DiscoveryManager.class);
-    ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    logs.start();
-    logger.addAppender(logs);
     Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
-    try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+    try (LogCapture logs = LogCapture.of(DiscoveryManager.class);
+        FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
       a.writeConfig(
           "drops",
           withBrokerProperties(
@@ -110,8 +104,7 @@ class ReservedEnvIT {
                       + "y".repeat(100_000))
               .replace("capacity: 1", "capacity: 2"));
       a.awaitAllocatable("akri.sh/drops", 6, WAIT);
-      java.util.List<String> lines =
-          logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
+      java.util.List<String> lines = logs.messages();
       assertThat(lines.stream().filter(l -> l.contains("\"A=B\" is not given to containers")))
           .hasSize(1);
       assertThat(lines.stream().filter(l -> l.contains("\"NUL\" is not given to containers")))
@@ -128,8 +121,6 @@ class ReservedEnvIT {
               lines.stream().filter(l -> l.contains("device property \"LD_PRELOAD\" is not given")))
           .hasSize(1)
           .allMatch(l -> l.contains("reserved"));
-    } finally {
-      logger.detachAppender(logs);
     }
   }
 }

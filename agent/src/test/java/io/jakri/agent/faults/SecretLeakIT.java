@@ -7,7 +7,6 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.ThrowableProxyUtil;
-import ch.qos.logback.core.read.ListAppender;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -15,6 +14,7 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.LogCapture;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
@@ -76,12 +76,9 @@ class SecretLeakIT {
           .create();
     }
 
-    Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
     Logger jakri = (Logger) LoggerFactory.getLogger("io.jakri");
     Level previous = jakri.getLevel();
-    ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    logs.start();
-    root.addAppender(logs);
+    LogCapture logs = LogCapture.root();
     jakri.setLevel(Level.ALL);
     try {
       Path dir = Files.createDirectories(tmp.resolve("node-a"));
@@ -113,12 +110,12 @@ class SecretLeakIT {
             .until(() -> !client.v1().events().inNamespace(NS).list().getItems().isEmpty());
       }
     } finally {
-      root.detachAppender(logs);
+      logs.close();
       jakri.setLevel(previous);
     }
 
     int lines = 0;
-    for (ILoggingEvent e : logs.list) {
+    for (ILoggingEvent e : logs.events()) {
       String text =
           e.getFormattedMessage()
               + (e.getThrowableProxy() == null

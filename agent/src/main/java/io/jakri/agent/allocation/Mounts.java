@@ -1,6 +1,5 @@
 package io.jakri.agent.allocation;
 
-import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import io.jakri.kubelet.v1beta1.DeviceSpec;

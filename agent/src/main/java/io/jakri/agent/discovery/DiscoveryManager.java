@@ -1,6 +1,7 @@
 package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.EnvContract;
+import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;

@@ -2,6 +2,7 @@ package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.LocalClaims;
+import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.SlotUsage;

@@ -1,12 +1,12 @@
 package io.jakri.agent.metrics;
 
 import io.jakri.agent.allocation.ClaimListener;
+import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.deviceplugin.AllocateOutcome;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
-import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;

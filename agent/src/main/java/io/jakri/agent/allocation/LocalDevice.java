@@ -1,4 +1,4 @@
-package io.jakri.agent.discovery;
+package io.jakri.agent.allocation;
 
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.handler.DiscoveredDevice;

@@ -20,6 +20,7 @@ import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.deviceplugin.StaleSockets;
 import io.jakri.agent.discovery.ClassPolicy;
+import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
@@ -186,8 +187,10 @@ public final class Agent implements AutoCloseable {
             options.nodeName(),
             allHandlers,
             clusterProperties.<PropertyResolver>map(r -> r).orElse(PropertyResolver.literalOnly()),
-            new InstanceLifecycle(options.nodeName(), updates, claims),
-            resources,
+            new DeviceRouting(
+                new InstanceLifecycle(options.nodeName(), updates, claims),
+                resources,
+                this::deviceChanged),
             scheduler,
             options.offlineGrace(),
             System::nanoTime,
@@ -303,6 +306,13 @@ public final class Agent implements AutoCloseable {
     plugins.addListener(operatorEvents);
     resources.addClaimListener(operatorEvents);
     handlers.addProblemListener(operatorEvents);
+  }
+
+  /**
+   * The last step of {@link DeviceRouting} (metrics is built after discovery, used once started).
+   */
+  private void deviceChanged(DeviceChange change, long reportedNanos) {
+    metrics.deviceChanged(change, reportedNanos);
   }
 
   /**

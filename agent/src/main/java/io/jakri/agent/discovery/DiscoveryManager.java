@@ -2,10 +2,7 @@ package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.LocalDevice;
-import io.jakri.agent.allocation.NodeResources;
-import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
@@ -14,8 +11,8 @@ import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
-import io.jakri.logging.LogText;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -23,7 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -37,27 +33,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs one discovery per Configuration and turns the handlers' snapshots into Instances.
+ * Runs one discovery per Configuration and hands what its snapshots change to one {@link Sink}.
  *
- * <p>All state lives on one discovery thread: Configuration changes, snapshots (coalesced: only the
- * newest pending snapshot of a run is processed), handler failures and grace timers are queued to
- * it. A device missing from a snapshot turns unhealthy at once and leaves after the offline grace
- * period unless it comes back. A handler that throws or reports failure is restarted with
- * exponential backoff; one that never returns from {@code start} is abandoned after a timeout.
- * Public methods may be called from any thread.
+ * <p>Each Configuration's devices and the rules that admit them live in its {@link DeviceTable};
+ * this class runs the handlers around the tables: starts a handler's discovery (abandoned after a
+ * timeout), restarts it with exponential backoff when it throws or reports failure, coalesces
+ * snapshots (only the newest pending snapshot of a run is processed), ends offline graces on a
+ * timer, and writes devices in fair turns between Configurations. All state lives on one discovery
+ * thread: Configuration changes, snapshots, handler failures and timers are queued to it. Public
+ * methods may be called from any thread.
  */
 public final class DiscoveryManager implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(DiscoveryManager.class);
 
   /** Most devices taken from one snapshot. */
-  public static final int MAX_DEVICES = 10_000;
+  public static final int MAX_DEVICES = DeviceTable.MAX_DEVICES;
 
   /** Devices logged one by one per snapshot (discovered or vanished); the rest are counted. */
   private static final int LOGGED_PER_SNAPSHOT = 20;
-
-  /** Dropped property names logged per Configuration; more are dropped without a line each. */
-  private static final int MAX_DROPPED_LOGGED = 100;
 
   /**
    * Devices written to the store in one turn of a Configuration before the next Configuration with
@@ -72,10 +66,9 @@ public final class DiscoveryManager implements AutoCloseable {
   private final String node;
   private final HandlerRegistry handlers;
   private final PropertyResolver properties;
-  private final InstanceLifecycle lifecycle;
-  private final NodeResources resources;
+  private final Sink sink;
   private final ScheduledExecutorService scheduler;
-  private final Duration offlineGrace;
+  private final DeviceTable.Rules rules;
   private final ExecutorService loop;
   private final ExecutorService handlerCalls;
   private final Map<String, Run> runs = new HashMap<>();
@@ -84,14 +77,31 @@ public final class DiscoveryManager implements AutoCloseable {
   private final List<Runnable> statusListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final LongSupplier nanoTime;
-  private final ClassPolicy classPolicy;
-  private final boolean allowReservedBrokerEnv;
-  private final SlotLimits slotLimits;
   // Configurations with devices waiting to be written to the store, in turn order, and whether a
   // turn is queued on the discovery thread. Confined to the discovery thread.
   private final java.util.LinkedHashSet<Run> publishing = new java.util.LinkedHashSet<>();
   private boolean publishTurnQueued;
   private volatile boolean closed;
+
+  /**
+   * Where every {@link DeviceChange} goes, one at a time and in order, on the discovery thread. The
+   * composition root routes it: the Instance store first, then the node's resources, then events.
+   */
+  @FunctionalInterface
+  public interface Sink {
+
+    /**
+     * Applies one change.
+     *
+     * @param reportedNanos the {@code nanoTime} reading taken when the handler reported the
+     *     snapshot behind the change (the oldest one if several were coalesced)
+     * @throws StoreException when the Instance store write failed: for a change that keeps the
+     *     device ({@link DeviceChange.Appeared}, {@link DeviceChange.Returned}, {@link
+     *     DeviceChange.Updated}, {@link DeviceChange.Rewritten}) nothing else was done, and the
+     *     device is dropped and written again later; for one that removes it the rest was done
+     */
+    void accept(DeviceChange change, long reportedNanos) throws StoreException;
+  }
 
   /**
    * Told what the handlers do, for metrics. The {@code handler} argument is the handler name (or
@@ -105,15 +115,6 @@ public final class DiscoveryManager implements AutoCloseable {
      * processed again after a failed Instance write counts again).
      */
     default void snapshot(String handler) {}
-
-    /**
-     * A device's state on this node changed because of a snapshot or the offline grace ending.
-     *
-     * @param reportedNanos the {@code nanoTime} reading taken when the handler reported the
-     *     snapshot behind the change (the oldest one if several were coalesced)
-     */
-    default void deviceChanged(
-        String handler, LocalDevice device, DeviceChange change, long reportedNanos) {}
 
     /** A handler failed (its discovery is restarted with backoff, or waits for a fixed one). */
     default void handlerFailed(String handler, HandlerFailure failure) {}
@@ -141,20 +142,6 @@ public final class DiscoveryManager implements AutoCloseable {
     SLOTS
   }
 
-  /** What happened to a device. */
-  public enum DeviceChange {
-    /** Reported for the first time (or again after it left). */
-    APPEARED,
-    /** Reported again while in its offline grace: healthy again. */
-    RETURNED,
-    /** Still reported, with other details (properties, mounts, class). */
-    UPDATED,
-    /** Missing from a snapshot: unhealthy now, removed after the offline grace. */
-    VANISHED,
-    /** Its offline grace ended: no longer advertised. */
-    REMOVED
-  }
-
   /** How a handler failed. */
   public enum HandlerFailure {
     /** {@code validate} or {@code start} threw. */
@@ -178,12 +165,16 @@ public final class DiscoveryManager implements AutoCloseable {
     FAILED
   }
 
+  /**
+   * @param sink where each device change goes, in order
+   * @param nanoTime the clock of snapshot report times and of the offline grace ({@code
+   *     System::nanoTime})
+   */
   public DiscoveryManager(
       String node,
       HandlerRegistry handlers,
       PropertyResolver properties,
-      InstanceLifecycle lifecycle,
-      NodeResources resources,
+      Sink sink,
       ScheduledExecutorService scheduler,
       Duration offlineGrace,
       LongSupplier nanoTime) {
@@ -191,8 +182,7 @@ public final class DiscoveryManager implements AutoCloseable {
         node,
         handlers,
         properties,
-        lifecycle,
-        resources,
+        sink,
         scheduler,
         offlineGrace,
         nanoTime,
@@ -210,25 +200,21 @@ public final class DiscoveryManager implements AutoCloseable {
       String node,
       HandlerRegistry handlers,
       PropertyResolver properties,
-      InstanceLifecycle lifecycle,
-      NodeResources resources,
+      Sink sink,
       ScheduledExecutorService scheduler,
       Duration offlineGrace,
       LongSupplier nanoTime,
       ClassPolicy classPolicy,
       boolean allowReservedBrokerEnv,
       SlotLimits slotLimits) {
-    this.slotLimits = slotLimits;
-    this.classPolicy = classPolicy;
-    this.allowReservedBrokerEnv = allowReservedBrokerEnv;
+    this.rules =
+        new DeviceTable.Rules(node, offlineGrace, classPolicy, slotLimits, allowReservedBrokerEnv);
     this.node = node;
     this.nanoTime = nanoTime;
     this.handlers = handlers;
     this.properties = properties;
-    this.lifecycle = lifecycle;
-    this.resources = resources;
+    this.sink = sink;
     this.scheduler = scheduler;
-    this.offlineGrace = offlineGrace;
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
     this.handlerCalls = Executors.newCachedThreadPool(named("jakri-handler-call"));
     handlers.addListener(this::onHandlersChanged);
@@ -248,7 +234,7 @@ public final class DiscoveryManager implements AutoCloseable {
     return Map.copyOf(statuses);
   }
 
-  /** Registers a listener told about snapshots, device changes and handler failures. */
+  /** Registers a listener told about snapshots, handler failures and refusals. */
   public void addListener(Listener listener) {
     listeners.add(listener);
   }
@@ -267,12 +253,12 @@ public final class DiscoveryManager implements AutoCloseable {
     loop.execute(
         () -> {
           for (Run run : runs.values()) {
-            LocalDevice device = run.devices.get(instanceName);
-            if (device != null && device.online()) {
+            Optional<LocalDevice> device = run.table.get(instanceName).filter(LocalDevice::online);
+            if (device.isPresent()) {
               LOG.info(
                   "instance {}: changed elsewhere while its device is here; restoring",
                   instanceName);
-              publishDevice(run, device);
+              emit(run, new DeviceChange.Rewritten(device.get()), nanoTime.getAsLong());
             }
           }
         });
@@ -308,15 +294,11 @@ public final class DiscoveryManager implements AutoCloseable {
     loop.execute(
         () -> {
           for (String name : names) {
-            boolean known = runs.values().stream().anyMatch(r -> r.devices.containsKey(name));
+            boolean known = runs.values().stream().anyMatch(r -> r.table.contains(name));
             if (!known) {
               LOG.info(
                   "instance {}: not discovered on node {} since start; leaving it", name, node);
-              try {
-                lifecycle.gone(name);
-              } catch (StoreException e) {
-                LOG.error("instance {}: cannot remove this node from it: {}", name, e.getMessage());
-              }
+              emit(null, new DeviceChange.Released(name), nanoTime.getAsLong());
             }
           }
         });
@@ -354,9 +336,7 @@ public final class DiscoveryManager implements AutoCloseable {
         Run run = runs.remove(name);
         run.stopDiscovery();
         run.cancelTimers();
-        for (String instance : new ArrayList<>(run.devices.keySet())) {
-          removeDevice(run, instance);
-        }
+        emitAll(run, run.table.clear(), nanoTime.getAsLong());
         statuses.remove(name);
         notifyStatus();
         LOG.info("configuration {}: removed; discovery stopped", name);
@@ -386,27 +366,18 @@ public final class DiscoveryManager implements AutoCloseable {
         if (!old.brokerProperties().equals(spec.brokerProperties())) {
           logBrokerPropertyDrops(spec);
         }
-        if (reservedEnvRefusal(spec).isPresent()
-            || (spec.capacity() > old.capacity()
-                && (long) spec.capacity() * run.devices.size()
-                    > Math.min(slotLimits.perConfiguration(), slotLimits.perAgent()))) {
+        if (!run.table.admitsInPlace(spec)) {
           // Refused, or a capacity that the devices may no longer all have: start afresh, so the
           // devices are admitted again within the limits (none is kept half-applied).
           run.stopDiscovery();
           run.cancelTimers();
-          for (String instance : new ArrayList<>(run.devices.keySet())) {
-            removeDevice(run, instance);
-          }
+          emitAll(run, run.table.clear(), nanoTime.getAsLong());
+          run.table.respecify(spec);
           start(run);
           continue;
         }
         // Existing devices take the new capacity and brokerProperties at once.
-        for (Map.Entry<String, LocalDevice> e : new ArrayList<>(run.devices.entrySet())) {
-          LocalDevice updated =
-              new LocalDevice(e.getKey(), spec, e.getValue().device(), e.getValue().online());
-          run.devices.put(e.getKey(), updated);
-          publishDevice(run, updated);
-        }
+        emitAll(run, run.table.respecify(spec), nanoTime.getAsLong());
         if (old.discoveryDiffers(spec) || run.discovery == null) {
           run.stopDiscovery();
           run.restartAttempts = 0;
@@ -442,7 +413,7 @@ public final class DiscoveryManager implements AutoCloseable {
             run.spec.handlerName(),
             now.isEmpty() ? "removed" : "replaced");
         run.stopDiscoveryAndWait();
-        markMissing(run, Set.of(), nanoTime.getAsLong());
+        vanished(run, run.table.vanishAll(now()), nanoTime.getAsLong());
       }
       if (run.discovery == null && run.state != State.INVALID) {
         start(run);
@@ -556,7 +527,7 @@ public final class DiscoveryManager implements AutoCloseable {
       }
     }
     run.state = state;
-    ConfigurationStatus next = new ConfigurationStatus(state, message, run.devices.size());
+    ConfigurationStatus next = new ConfigurationStatus(state, message, run.table.size());
     if (!next.equals(statuses.put(run.spec.name(), next))) {
       notifyStatus();
     }
@@ -564,23 +535,7 @@ public final class DiscoveryManager implements AutoCloseable {
 
   /** Why a Configuration's brokerProperties are refused on this agent, if they are. */
   private Optional<String> reservedEnvRefusal(ConfigurationSpec spec) {
-    if (allowReservedBrokerEnv) {
-      return Optional.empty();
-    }
-    List<String> reserved =
-        spec.brokerProperties().keySet().stream()
-            .filter(n -> EnvContract.validName(n) && EnvContract.reserved(n))
-            .sorted()
-            .toList();
-    if (reserved.isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        "spec.brokerProperties: reserved env "
-            + (reserved.size() == 1 ? "name " : "names ")
-            + LogText.quote(String.join(", ", reserved.subList(0, Math.min(10, reserved.size()))))
-            + " would change how programs in every container given the device run; refused"
-            + " (the operator may allow it with --allow-reserved-broker-env)");
+    return rules.reservedEnvRefusal(spec);
   }
 
   private static void logBrokerPropertyDrops(ConfigurationSpec spec) {
@@ -598,12 +553,6 @@ public final class DiscoveryManager implements AutoCloseable {
   private void handlerFailed(String handler, HandlerFailure failure) {
     for (Listener l : listeners) {
       l.handlerFailed(handler, failure);
-    }
-  }
-
-  private void deviceChanged(Run run, LocalDevice device, DeviceChange change, long reported) {
-    for (Listener l : listeners) {
-      l.deviceChanged(run.spec.handlerName(), device, change, reported);
     }
   }
 
@@ -634,63 +583,27 @@ public final class DiscoveryManager implements AutoCloseable {
         l.firstResults(run.spec.name(), took);
       }
     }
-    Map<String, DiscoveredDevice> seen = new LinkedHashMap<>();
-    int rejected = 0;
-    for (DiscoveredDevice device : snapshot) {
-      if (device == null || device.id() == null || device.id().isBlank()) {
-        rejected++;
-        continue;
-      }
-      if (seen.size() >= MAX_DEVICES) {
-        rejected++;
-        continue;
-      }
-      String name = InstanceNames.instanceName(run.spec.name(), device.id(), device.shared(), node);
-      if (seen.putIfAbsent(name, bounded(device)) != null) {
-        rejected++;
-      }
-    }
-    String classRefusal = refuseClasses(run, seen);
-    logDroppedProperties(run, seen.values());
-    limitNewcomers(run, seen);
-    String slotRefusal = limitSlots(run, seen);
-    if (rejected > 0) {
-      LOG.warn(
-          "configuration {}: ignored {} reported devices (blank or duplicate ids, or over {})",
-          run.spec.name(),
-          rejected,
-          MAX_DEVICES);
+    DeviceTable.Outcome outcome = run.table.apply(snapshot, now(), neighboursOf(run));
+    for (String warning : outcome.warnings()) {
+      LOG.warn("configuration {}: {}", run.spec.name(), warning);
     }
     int discovered = 0;
-    for (Map.Entry<String, DiscoveredDevice> e : seen.entrySet()) {
-      LocalDevice current = run.devices.get(e.getKey());
-      LocalDevice next = new LocalDevice(e.getKey(), run.spec, e.getValue(), true);
-      if (current == null || !current.equals(next)) {
-        deviceChanged(
-            run,
-            next,
-            current == null
-                ? DeviceChange.APPEARED
-                : current.online() ? DeviceChange.UPDATED : DeviceChange.RETURNED,
-            pending.reportedNanos());
-        if (current == null) {
-          if (++discovered <= LOGGED_PER_SNAPSHOT) {
-            LOG.info(
-                "configuration {}: device {} discovered as instance {}",
-                run.spec.name(),
-                e.getValue().id(),
-                e.getKey());
-          }
-        } else if (!current.online()) {
-          LOG.info("instance {}: device is back", e.getKey());
-        }
-        ScheduledFuture<?> timer = run.graceTimers.remove(e.getKey());
-        if (timer != null) {
-          timer.cancel(false);
-        }
-        run.devices.put(e.getKey(), next);
-        queuePublish(run, e.getKey());
+    List<DeviceChange> vanished = new ArrayList<>();
+    for (DeviceChange change : outcome.changes()) {
+      if (change instanceof DeviceChange.Vanished) {
+        vanished.add(change);
+        continue;
       }
+      if (change instanceof DeviceChange.Appeared a && ++discovered <= LOGGED_PER_SNAPSHOT) {
+        LOG.info(
+            "configuration {}: device {} discovered as instance {}",
+            run.spec.name(),
+            a.device().device().id(),
+            a.instanceName());
+      } else if (change instanceof DeviceChange.Returned) {
+        LOG.info("instance {}: device is back", change.instanceName());
+      }
+      queuePublish(run, change, pending.reportedNanos());
     }
     if (discovered > LOGGED_PER_SNAPSHOT) {
       LOG.info(
@@ -698,22 +611,19 @@ public final class DiscoveryManager implements AutoCloseable {
           run.spec.name(),
           discovered - LOGGED_PER_SNAPSHOT);
     }
-    markMissing(run, seen.keySet(), pending.reportedNanos());
-    String refusal =
-        classRefusal == null
-            ? slotRefusal
-            : slotRefusal == null ? classRefusal : classRefusal + "; " + slotRefusal;
-    if (refusal != null) {
-      if (!refusal.equals(run.refusal)) {
-        if (classRefusal != null) {
+    vanished(run, vanished, pending.reportedNanos());
+    Optional<String> refusal = outcome.refusal();
+    if (refusal.isPresent()) {
+      if (!refusal.get().equals(run.refusal)) {
+        if (outcome.classRefusal().isPresent()) {
           refused(Refusal.CLASS);
         }
-        if (slotRefusal != null) {
+        if (outcome.slotRefusal().isPresent()) {
           refused(Refusal.SLOTS);
         }
       }
-      run.refusal = refusal;
-      status(run, State.INVALID, refusal);
+      run.refusal = refusal.get();
+      status(run, State.INVALID, refusal.get());
       return;
     }
     if (run.refusal != null) {
@@ -729,248 +639,87 @@ public final class DiscoveryManager implements AutoCloseable {
             .message());
   }
 
-  /**
-   * Leaves out of {@code seen} the devices whose class the Configuration may not use ({@link
-   * ClassPolicy}); returns the refusals as one message (empty: none).
-   */
-  private String refuseClasses(Run run, Map<String, DiscoveredDevice> seen) {
-    String own = run.spec.defaultClass();
-    Map<String, Optional<String>> verdicts = new HashMap<>();
-    Map<String, String> owners = null;
-    int refusedDevices = 0;
-    for (java.util.Iterator<DiscoveredDevice> it = seen.values().iterator(); it.hasNext(); ) {
-      String cls = it.next().deviceClass().orElse(own);
-      if (cls.equals(own)) {
-        continue;
-      }
-      if (owners == null) {
-        owners = classOwners(run);
-      }
-      Map<String, String> known = owners;
-      Optional<String> verdict =
-          verdicts.computeIfAbsent(
-              cls,
-              c ->
-                  classPolicy.refusal(
-                      run.spec.name(), c, known, run.spec.name().equals(known.get(c))));
-      if (verdict.isPresent()) {
-        it.remove();
-        refusedDevices++;
-      }
-    }
-    if (refusedDevices == 0) {
-      return null;
-    }
-    List<String> reasons =
-        verdicts.values().stream().flatMap(Optional::stream).sorted().limit(5).toList();
-    return (refusedDevices
-        + (refusedDevices == 1 ? " device" : " devices")
-        + " refused: "
-        + String.join("; ", reasons));
-  }
-
-  /** Which Configuration serves each class on this node (the first seen, for a shared one). */
-  private Map<String, String> classOwners(Run asking) {
-    Map<String, String> owners = new HashMap<>();
-    for (Run r : runs.values()) {
-      for (LocalDevice d : r.devices.values()) {
-        String cls = d.classResource();
-        if (r == asking) {
-          owners.put(cls, r.spec.name());
-        } else {
-          owners.putIfAbsent(cls, r.spec.name());
-        }
-      }
-    }
-    return owners;
-  }
-
-  /**
-   * Logs, once per Configuration and property name, each device property that never reaches a
-   * container (DESIGN §5: invalid or reserved names, NUL characters, over-long values).
-   */
-  private void logDroppedProperties(Run run, Collection<DiscoveredDevice> devices) {
-    for (DiscoveredDevice device : devices) {
-      for (Map.Entry<String, String> p : device.properties().entrySet()) {
-        Optional<String> reason = EnvContract.dropReason(p.getKey(), p.getValue(), false);
-        if (reason.isPresent()
-            && run.droppedLogged.size() < MAX_DROPPED_LOGGED
-            && run.droppedLogged.add(p.getKey())) {
-          LOG.warn(
-              "configuration {}: device property {} is not given to containers: {}",
-              run.spec.name(),
-              LogText.quote(p.getKey()),
-              reason.get());
-        }
-      }
-    }
-  }
-
-  /**
-   * A device with more than {@link EnvContract#MAX_PROPERTIES} properties keeps only those a
-   * container could ever see (the same selection Allocate makes), so a handler reporting millions
-   * of properties costs no more than one reporting the maximum.
-   */
-  private static DiscoveredDevice bounded(DiscoveredDevice device) {
-    if (device.properties().size() <= EnvContract.MAX_PROPERTIES) {
-      return device;
-    }
-    return new DiscoveredDevice(
-        device.id(),
-        EnvContract.mergedProperties(device.properties(), Map.of()),
-        device.mounts(),
-        device.deviceSpecs(),
-        device.annotations(),
-        device.deviceClass(),
-        device.shared());
-  }
-
-  /**
-   * Keeps the devices tracked for one Configuration (seen now, or vanished and in their offline
-   * grace) at most {@link #MAX_DEVICES}: newcomers that do not fit are left out of {@code seen}
-   * until vanished devices leave at the end of their grace and make room. A handler that reports
-   * ever-new ids (a flood) thus gets at most {@link #MAX_DEVICES} Instances per offline grace and
-   * cannot make the agent create and retire device-plugin servers in a loop.
-   */
-  private void limitNewcomers(Run run, Map<String, DiscoveredDevice> seen) {
-    long room = MAX_DEVICES - (long) run.devices.size();
-    int left = 0;
-    for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
-      String name = it.next();
-      if (run.devices.containsKey(name)) {
-        continue;
-      }
-      if (room > 0) {
-        room--;
-      } else {
-        it.remove();
-        left++;
-      }
-    }
-    if (left > 0) {
-      LOG.warn(
-          "configuration {}: {} devices tracked already (seen or within their offline grace);"
-              + " {} new devices left out until vanished ones leave",
-          run.spec.name(),
-          run.devices.size(),
-          left);
-    }
-  }
-
-  /**
-   * Leaves out of {@code seen} the new devices whose slots (capacity each) would take the
-   * Configuration or the agent beyond {@link SlotLimits}; devices already tracked stay. Returns the
-   * refusal, if any device was left out.
-   */
-  private String limitSlots(Run run, Map<String, DiscoveredDevice> seen) {
-    long capacity = Math.max(1, run.spec.capacity());
+  /** The other Configurations on this node, as {@code run}'s table sees them. */
+  private DeviceTable.Neighbours neighboursOf(Run run) {
     long others = 0;
     for (Run r : runs.values()) {
       if (r != run) {
-        others += Math.max(1, (long) r.spec.capacity()) * r.devices.size();
+        others += r.table.slots();
       }
     }
-    long byConfiguration = slotLimits.perConfiguration() / capacity - run.devices.size();
-    long byAgent = (slotLimits.perAgent() - others) / capacity - run.devices.size();
-    // The class resource lists every slot of the Configuration in one ListAndWatch message,
-    // which the kubelet refuses beyond its message limit (and would never advertise).
-    long byMessage =
-        ConfigurationParser.devicesPerListAndWatch(run.spec.name(), (int) capacity)
-            - run.devices.size();
-    long room = Math.min(Math.min(byConfiguration, byAgent), byMessage);
-    int left = 0;
-    for (java.util.Iterator<String> it = seen.keySet().iterator(); it.hasNext(); ) {
-      if (run.devices.containsKey(it.next())) {
-        continue;
-      }
-      if (room > 0) {
-        room--;
-      } else {
-        it.remove();
-        left++;
-      }
-    }
-    if (left == 0) {
-      return null;
-    }
-    if (byMessage < Math.min(byConfiguration, byAgent)) {
-      return left
-          + (left == 1 ? " device" : " devices")
-          + " of capacity "
-          + capacity
-          + " refused: the class resource's ListAndWatch message would be larger than the"
-          + " kubelet accepts ("
-          + ConfigurationParser.KUBELET_MAX_MESSAGE
-          + " bytes; "
-          + ConfigurationParser.devicesPerListAndWatch(run.spec.name(), (int) capacity)
-          + " devices at most)";
-    }
-    boolean configurationBound = byConfiguration <= byAgent;
-    return left
-        + (left == 1 ? " device" : " devices")
-        + " of capacity "
-        + capacity
-        + " refused: "
-        + (configurationBound
-            ? "more than "
-                + slotLimits.perConfiguration()
-                + " slots for this Configuration"
-                + " (--max-slots-per-configuration)"
-            : "more than "
-                + slotLimits.perAgent()
-                + " slots on this agent, "
-                + others
-                + " of them other Configurations' (--max-slots-per-agent)");
+    return new DeviceTable.Neighbours(
+        others,
+        () -> {
+          // Which Configuration serves each class (the first seen, for a shared one).
+          Map<String, String> owners = new HashMap<>();
+          for (Run r : runs.values()) {
+            if (r != run) {
+              for (String cls : r.table.classes()) {
+                owners.putIfAbsent(cls, r.spec.name());
+              }
+            }
+          }
+          return owners;
+        });
   }
 
-  /** Devices not in {@code seen} turn unhealthy now and leave after the offline grace. */
-  private void markMissing(Run run, Set<String> seen, long reportedNanos) {
-    int vanished = 0;
-    for (LocalDevice device : new ArrayList<>(run.devices.values())) {
-      if (!seen.contains(device.instanceName()) && device.online()) {
-        LocalDevice offline = device.withOnline(false);
-        run.devices.put(device.instanceName(), offline);
-        deviceChanged(run, offline, DeviceChange.VANISHED, reportedNanos);
-        resources.upsertLocal(offline);
-        if (++vanished <= LOGGED_PER_SNAPSHOT) {
-          LOG.info(
-              "instance {}: device {} vanished; unhealthy now, removed after {}",
-              device.instanceName(),
-              device.device().id(),
-              io.jakri.logging.DurationText.of(offlineGrace));
-        }
-        String instance = device.instanceName();
-        run.graceTimers.put(
-            instance,
-            scheduler.schedule(
-                () -> loop.execute(() -> graceEnded(run, instance)),
-                offlineGrace.toMillis(),
-                TimeUnit.MILLISECONDS));
+  /** Hands on devices that vanished (offline now, removed after the grace) and times the grace. */
+  private void vanished(Run run, List<DeviceChange> changes, long reportedNanos) {
+    int logged = 0;
+    for (DeviceChange change : changes) {
+      emit(run, change, reportedNanos);
+      if (change instanceof DeviceChange.Vanished v && ++logged <= LOGGED_PER_SNAPSHOT) {
+        LOG.info(
+            "instance {}: device {} vanished; unhealthy now, removed after {}",
+            v.instanceName(),
+            v.device().device().id(),
+            io.jakri.logging.DurationText.of(rules.offlineGrace()));
       }
     }
-    if (vanished > LOGGED_PER_SNAPSHOT) {
+    if (changes.size() > LOGGED_PER_SNAPSHOT) {
       LOG.info(
           "configuration {}: {} more devices vanished (not logged one by one)",
           run.spec.name(),
-          vanished - LOGGED_PER_SNAPSHOT);
+          changes.size() - LOGGED_PER_SNAPSHOT);
     }
+    armGrace(run);
   }
 
-  private void graceEnded(Run run, String instance) {
-    run.graceTimers.remove(instance);
-    LocalDevice device = run.devices.get(instance);
-    if (runs.get(run.spec.name()) == run && device != null && !device.online()) {
-      deviceChanged(run, device, DeviceChange.REMOVED, nanoTime.getAsLong());
-      removeDevice(run, instance);
+  /** Now, on the timeline of {@link #nanoTime} (monotonic: the tables' time never goes back). */
+  private Instant now() {
+    return Instant.EPOCH.plusNanos(nanoTime.getAsLong());
+  }
+
+  /** Times the end of the earliest offline grace of {@code run}'s table, unless timed already. */
+  private void armGrace(Run run) {
+    Optional<Instant> next = run.table.nextExpiry();
+    if (next.isEmpty() || (run.graceAt != null && !next.get().isBefore(run.graceAt))) {
+      return;
+    }
+    if (run.graceTimer != null) {
+      run.graceTimer.cancel(false);
+    }
+    run.graceAt = next.get();
+    long delay = Math.max(0, java.time.Duration.between(now(), next.get()).toNanos());
+    run.graceTimer =
+        scheduler.schedule(() -> loop.execute(() -> graceEnded(run)), delay, TimeUnit.NANOSECONDS);
+  }
+
+  private void graceEnded(Run run) {
+    run.graceAt = null;
+    run.graceTimer = null;
+    if (runs.get(run.spec.name()) == run) {
+      emitAll(run, run.table.expire(now()), nanoTime.getAsLong());
+      armGrace(run);
     }
   }
 
   /**
-   * Queues a device of {@code run} to be written to the store (and advertised) in {@code run}'s
-   * next turn. Discovery thread.
+   * Queues a change of {@code run} to be written to the store (and advertised) in {@code run}'s
+   * next turn; a device already waiting keeps its place and its first change. Discovery thread.
    */
-  private void queuePublish(Run run, String instanceName) {
-    run.toPublish.add(instanceName);
+  private void queuePublish(Run run, DeviceChange change, long reportedNanos) {
+    run.toPublish.putIfAbsent(change.instanceName(), new Queued(change.kind(), reportedNanos));
     publishing.add(run);
     queueTurn();
   }
@@ -1007,13 +756,13 @@ public final class DiscoveryManager implements AutoCloseable {
       run.toPublish.clear();
     } else {
       int written = 0;
-      java.util.Iterator<String> names = run.toPublish.iterator();
-      while (names.hasNext() && written < PUBLISH_BATCH && !closed) {
-        String name = names.next();
-        names.remove();
-        LocalDevice device = run.devices.get(name);
-        if (device != null) {
-          publishDevice(run, device);
+      java.util.Iterator<Map.Entry<String, Queued>> waiting = run.toPublish.entrySet().iterator();
+      while (waiting.hasNext() && written < PUBLISH_BATCH && !closed) {
+        Map.Entry<String, Queued> next = waiting.next();
+        waiting.remove();
+        Optional<LocalDevice> device = run.table.get(next.getKey());
+        if (device.isPresent()) {
+          emit(run, next.getValue().change(device.get()), next.getValue().reportedNanos());
           written++;
         }
       }
@@ -1026,50 +775,58 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
-  private void publishDevice(Run run, LocalDevice device) {
+  private void emitAll(Run run, List<DeviceChange> changes, long reportedNanos) {
+    for (DeviceChange change : changes) {
+      emit(run, change, reportedNanos);
+    }
+  }
+
+  /**
+   * Hands one change to the sink. When a device's Instance cannot be written, the device is dropped
+   * from its table and the last snapshot processed again after a backoff.
+   */
+  private void emit(Run run, DeviceChange change, long reportedNanos) {
     try {
-      lifecycle.seen(device);
+      sink.accept(change, reportedNanos);
     } catch (StoreException e) {
-      run.devices.remove(device.instanceName());
+      if (!change.kind().writesInstance()) {
+        LOG.error(
+            "instance {}: cannot remove this node from it: {}",
+            change.instanceName(),
+            e.getMessage());
+        return;
+      }
+      run.table.forget(change.instanceName());
       long delay = run.scheduleRepublish();
       LOG.error(
           "instance {}: cannot record it in the store ({}); retrying in {} ms",
-          device.instanceName(),
+          change.instanceName(),
           e.getMessage(),
           delay);
       return;
     }
-    run.publishFailures = 0;
-    resources.upsertLocal(device);
-  }
-
-  private void removeDevice(Run run, String instance) {
-    run.devices.remove(instance);
-    try {
-      lifecycle.gone(instance);
-    } catch (StoreException e) {
-      LOG.error("instance {}: cannot remove this node from it: {}", instance, e.getMessage());
+    if (change.kind().writesInstance()) {
+      run.publishFailures = 0;
     }
-    resources.removeLocal(instance);
   }
 
   /** One Configuration's discovery state; confined to the discovery thread except `pending`. */
   private final class Run {
     ConfigurationSpec spec;
+    final DeviceTable table;
     Discovery discovery;
     DiscoveryHandler handler;
     long runId;
     int restartAttempts;
     State state = State.DISCOVERING;
     ScheduledFuture<?> restart;
-    final Map<String, LocalDevice> devices = new LinkedHashMap<>();
     // Devices waiting for this Configuration's turn to be written to the store (by name).
-    final java.util.LinkedHashSet<String> toPublish = new java.util.LinkedHashSet<>();
-    final Map<String, ScheduledFuture<?>> graceTimers = new HashMap<>();
+    final Map<String, Queued> toPublish = new LinkedHashMap<>();
+    ScheduledFuture<?> graceTimer;
+    Instant graceAt;
     final AtomicReference<Pending> pending = new AtomicReference<>();
     List<DiscoveredDevice> lastSnapshot = List.of();
     String refusal;
-    final Set<String> droppedLogged = new java.util.HashSet<>();
     int publishFailures;
     long addedNanos;
     boolean resultsReported;
@@ -1101,6 +858,7 @@ public final class DiscoveryManager implements AutoCloseable {
 
     Run(ConfigurationSpec spec) {
       this.spec = spec;
+      this.table = new DeviceTable(rules, spec);
     }
 
     /** Stops reporting at once and closes the discovery on a handler thread. */
@@ -1148,8 +906,22 @@ public final class DiscoveryManager implements AutoCloseable {
         republish.cancel(false);
         republish = null;
       }
-      graceTimers.values().forEach(t -> t.cancel(false));
-      graceTimers.clear();
+      if (graceTimer != null) {
+        graceTimer.cancel(false);
+        graceTimer = null;
+        graceAt = null;
+      }
+    }
+  }
+
+  /** A device waiting for its turn to be written, with its first change since it last was. */
+  private record Queued(DeviceChange.Kind kind, long reportedNanos) {
+    DeviceChange change(LocalDevice device) {
+      return switch (kind) {
+        case APPEARED -> new DeviceChange.Appeared(device);
+        case RETURNED -> new DeviceChange.Returned(device);
+        default -> new DeviceChange.Updated(device);
+      };
     }
   }
 

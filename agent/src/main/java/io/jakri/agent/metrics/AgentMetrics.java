@@ -6,6 +6,7 @@ import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.deviceplugin.AllocateOutcome;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
@@ -352,26 +353,38 @@ public final class AgentMetrics
         .increment();
   }
 
-  @Override
-  public void deviceChanged(
-      String handler,
-      LocalDevice device,
-      DiscoveryManager.DeviceChange change,
-      long reportedNanos) {
-    Counter.builder("jakri.discovery.device.changes")
-        .tags("handler", handler, "change", change.name())
-        .description("Devices that appeared, were updated, vanished, returned or were removed")
-        .register(registry)
-        .increment();
-    switch (change) {
+  /**
+   * A device's state on this node changed because of a snapshot or the offline grace ending
+   * (changes of the agent's own bookkeeping, such as Instances written again, are not counted).
+   *
+   * @param reportedNanos the {@code nanoTime} reading taken when the handler reported the snapshot
+   *     behind the change
+   */
+  public void deviceChanged(DeviceChange change, long reportedNanos) {
+    if (!(change instanceof DeviceChange.OfDevice c)) {
+      return;
+    }
+    LocalDevice device = c.device();
+    switch (change.kind()) {
       case APPEARED, VANISHED, RETURNED -> {
+        countChange(device, change.kind());
         advertiseLatency.changed(device.instanceResource(), reportedNanos);
         advertiseLatency.changed(device.classResource(), reportedNanos);
       }
-      case UPDATED, REMOVED -> {
-        // Nothing new for the kubelet to be sent, or nothing a handler reported.
+      // Nothing new for the kubelet to be sent, or nothing a handler reported.
+      case UPDATED, REMOVED -> countChange(device, change.kind());
+      case REWRITTEN, WITHDRAWN, RELEASED -> {
+        // The agent's own bookkeeping, not a change a handler reported.
       }
     }
+  }
+
+  private void countChange(LocalDevice device, DeviceChange.Kind kind) {
+    Counter.builder("jakri.discovery.device.changes")
+        .tags("handler", device.configuration().handlerName(), "change", kind.name())
+        .description("Devices that appeared, were updated, vanished, returned or were removed")
+        .register(registry)
+        .increment();
   }
 
   @Override

@@ -1,0 +1,55 @@
+package io.jakri.agent;
+
+import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.discovery.DeviceChange;
+import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.InstanceLifecycle;
+import io.jakri.agent.instance.StoreException;
+
+/**
+ * Where discovery's device changes go, in this order: the Instance store, then this node's
+ * resources (what the kubelet is advertised), then events (metrics). A change whose Instance write
+ * fails goes no further; a removal goes on when this node could not be taken off its Instance.
+ */
+final class DeviceRouting implements DiscoveryManager.Sink {
+
+  /** The last step: what is told about each change once it is applied. */
+  @FunctionalInterface
+  interface Events {
+    void deviceChanged(DeviceChange change, long reportedNanos);
+  }
+
+  private final InstanceLifecycle store;
+  private final NodeResources resources;
+  private final Events events;
+
+  DeviceRouting(InstanceLifecycle store, NodeResources resources, Events events) {
+    this.store = store;
+    this.resources = resources;
+    this.events = events;
+  }
+
+  @Override
+  public void accept(DeviceChange change, long reportedNanos) throws StoreException {
+    StoreException failed = null;
+    if (change instanceof DeviceChange.Released) {
+      store.gone(change.instanceName());
+    } else if (change instanceof DeviceChange.Vanished v) {
+      resources.upsertLocal(v.device());
+    } else if (change instanceof DeviceChange.Removed || change instanceof DeviceChange.Withdrawn) {
+      try {
+        store.gone(change.instanceName());
+      } catch (StoreException e) {
+        failed = e;
+      }
+      resources.removeLocal(change.instanceName());
+    } else if (change instanceof DeviceChange.OfDevice c) {
+      store.seen(c.device());
+      resources.upsertLocal(c.device());
+    }
+    events.deviceChanged(change, reportedNanos);
+    if (failed != null) {
+      throw failed;
+    }
+  }
+}

@@ -2,7 +2,7 @@ package io.jakri.agent;
 
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.discovery.DeviceChange;
-import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.DeviceSink;
 import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.instance.StoreException;
 
@@ -11,7 +11,7 @@ import io.jakri.agent.instance.StoreException;
  * resources (what the kubelet is advertised), then events (metrics). A change whose Instance write
  * fails goes no further; a removal goes on when this node could not be taken off its Instance.
  */
-final class DeviceRouting implements DiscoveryManager.Sink {
+final class DeviceRouting implements DeviceSink {
 
   /** The last step: what is told about each change once it is applied. */
   @FunctionalInterface

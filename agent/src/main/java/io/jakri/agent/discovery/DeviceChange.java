@@ -5,7 +5,7 @@ import java.time.Instant;
 
 /**
  * What happened to one device of a Configuration on this node, as a value: produced by a {@link
- * DeviceTable}, handed by {@link DiscoveryManager} to its {@link DiscoveryManager.Sink}.
+ * DeviceTable}, handed by {@link DiscoveryManager} to its {@link DeviceSink}.
  *
  * <p>The first five cases are what a handler's snapshots (or the offline grace ending) did to the
  * device; the last three are the agent's own bookkeeping of Instances (written again, withdrawn

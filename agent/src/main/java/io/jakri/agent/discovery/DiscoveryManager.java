@@ -3,7 +3,6 @@ package io.jakri.agent.discovery;
 import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.configuration.ConfigurationSpec;
-import io.jakri.agent.instance.StoreException;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
@@ -12,7 +11,6 @@ import io.jakri.handler.DiscoveryHandler;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -50,15 +48,6 @@ public final class DiscoveryManager implements AutoCloseable {
   /** Most devices taken from one snapshot. */
   public static final int MAX_DEVICES = DeviceTable.MAX_DEVICES;
 
-  /** Devices logged one by one per snapshot (discovered or vanished); the rest are counted. */
-  private static final int LOGGED_PER_SNAPSHOT = 20;
-
-  /**
-   * Devices written to the store in one turn of a Configuration before the next Configuration with
-   * devices waiting gets its turn (see {@link #publishTurn}).
-   */
-  static final int PUBLISH_BATCH = 8;
-
   private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
   private static final Duration MIN_RESTART = Duration.ofSeconds(1);
   private static final Duration MAX_RESTART = Duration.ofMinutes(1);
@@ -66,7 +55,7 @@ public final class DiscoveryManager implements AutoCloseable {
   private final String node;
   private final HandlerRegistry handlers;
   private final PropertyResolver properties;
-  private final Sink sink;
+  private final DeviceFeed feed;
   private final ScheduledExecutorService scheduler;
   private final DeviceTable.Rules rules;
   private final ExecutorService loop;
@@ -77,31 +66,7 @@ public final class DiscoveryManager implements AutoCloseable {
   private final List<Runnable> statusListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final LongSupplier nanoTime;
-  // Configurations with devices waiting to be written to the store, in turn order, and whether a
-  // turn is queued on the discovery thread. Confined to the discovery thread.
-  private final java.util.LinkedHashSet<Run> publishing = new java.util.LinkedHashSet<>();
-  private boolean publishTurnQueued;
   private volatile boolean closed;
-
-  /**
-   * Where every {@link DeviceChange} goes, one at a time and in order, on the discovery thread. The
-   * composition root routes it: the Instance store first, then the node's resources, then events.
-   */
-  @FunctionalInterface
-  public interface Sink {
-
-    /**
-     * Applies one change.
-     *
-     * @param reportedNanos the {@code nanoTime} reading taken when the handler reported the
-     *     snapshot behind the change (the oldest one if several were coalesced)
-     * @throws StoreException when the Instance store write failed: for a change that keeps the
-     *     device ({@link DeviceChange.Appeared}, {@link DeviceChange.Returned}, {@link
-     *     DeviceChange.Updated}, {@link DeviceChange.Rewritten}) nothing else was done, and the
-     *     device is dropped and written again later; for one that removes it the rest was done
-     */
-    void accept(DeviceChange change, long reportedNanos) throws StoreException;
-  }
 
   /**
    * Told what the handlers do, for metrics. The {@code handler} argument is the handler name (or
@@ -132,28 +97,6 @@ public final class DiscoveryManager implements AutoCloseable {
     default void firstResults(String configuration, long nanos) {}
   }
 
-  /** Why the agent refuses a Configuration, or some of its devices. */
-  public enum Refusal {
-    /** Devices in a class the Configuration may not use ({@link ClassPolicy}). */
-    CLASS,
-    /** brokerProperties set a reserved env name and the operator did not allow it. */
-    RESERVED_ENV,
-    /** Devices beyond the slot limits ({@link SlotLimits}). */
-    SLOTS
-  }
-
-  /** How a handler failed. */
-  public enum HandlerFailure {
-    /** {@code validate} or {@code start} threw. */
-    START_FAILED,
-    /** {@code start} did not return in time. */
-    START_TIMEOUT,
-    /** The handler refused the Configuration's discoveryDetails. */
-    INVALID_DETAILS,
-    /** A running discovery reported failure. */
-    REPORTED_FAILURE
-  }
-
   /** What is happening with one Configuration, for status reporting. */
   public record ConfigurationStatus(State state, String message, int devices) {}
 
@@ -174,7 +117,7 @@ public final class DiscoveryManager implements AutoCloseable {
       String node,
       HandlerRegistry handlers,
       PropertyResolver properties,
-      Sink sink,
+      DeviceSink sink,
       ScheduledExecutorService scheduler,
       Duration offlineGrace,
       LongSupplier nanoTime) {
@@ -200,7 +143,7 @@ public final class DiscoveryManager implements AutoCloseable {
       String node,
       HandlerRegistry handlers,
       PropertyResolver properties,
-      Sink sink,
+      DeviceSink sink,
       ScheduledExecutorService scheduler,
       Duration offlineGrace,
       LongSupplier nanoTime,
@@ -213,9 +156,9 @@ public final class DiscoveryManager implements AutoCloseable {
     this.nanoTime = nanoTime;
     this.handlers = handlers;
     this.properties = properties;
-    this.sink = sink;
     this.scheduler = scheduler;
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
+    this.feed = new DeviceFeed(sink, loop, scheduler, nanoTime, offlineGrace);
     this.handlerCalls = Executors.newCachedThreadPool(named("jakri-handler-call"));
     handlers.addListener(this::onHandlersChanged);
   }
@@ -258,7 +201,10 @@ public final class DiscoveryManager implements AutoCloseable {
               LOG.info(
                   "instance {}: changed elsewhere while its device is here; restoring",
                   instanceName);
-              emit(run, new DeviceChange.Rewritten(device.get()), nanoTime.getAsLong());
+              feed.now(
+                  run.lane,
+                  List.of(new DeviceChange.Rewritten(device.get())),
+                  nanoTime.getAsLong());
             }
           }
         });
@@ -298,7 +244,7 @@ public final class DiscoveryManager implements AutoCloseable {
             if (!known) {
               LOG.info(
                   "instance {}: not discovered on node {} since start; leaving it", name, node);
-              emit(null, new DeviceChange.Released(name), nanoTime.getAsLong());
+              feed.release(name);
             }
           }
         });
@@ -307,6 +253,7 @@ public final class DiscoveryManager implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    feed.close();
     try {
       loop.submit(
               () -> {
@@ -336,7 +283,8 @@ public final class DiscoveryManager implements AutoCloseable {
         Run run = runs.remove(name);
         run.stopDiscovery();
         run.cancelTimers();
-        emitAll(run, run.table.clear(), nanoTime.getAsLong());
+        feed.now(run.lane, run.table.clear(), nanoTime.getAsLong());
+        run.lane.close();
         statuses.remove(name);
         notifyStatus();
         LOG.info("configuration {}: removed; discovery stopped", name);
@@ -371,13 +319,13 @@ public final class DiscoveryManager implements AutoCloseable {
           // devices are admitted again within the limits (none is kept half-applied).
           run.stopDiscovery();
           run.cancelTimers();
-          emitAll(run, run.table.clear(), nanoTime.getAsLong());
+          feed.now(run.lane, run.table.clear(), nanoTime.getAsLong());
           run.table.respecify(spec);
           start(run);
           continue;
         }
         // Existing devices take the new capacity and brokerProperties at once.
-        emitAll(run, run.table.respecify(spec), nanoTime.getAsLong());
+        feed.now(run.lane, run.table.respecify(spec), nanoTime.getAsLong());
         if (old.discoveryDiffers(spec) || run.discovery == null) {
           run.stopDiscovery();
           run.restartAttempts = 0;
@@ -413,7 +361,7 @@ public final class DiscoveryManager implements AutoCloseable {
             run.spec.handlerName(),
             now.isEmpty() ? "removed" : "replaced");
         run.stopDiscoveryAndWait();
-        vanished(run, run.table.vanishAll(now()), nanoTime.getAsLong());
+        feed.vanished(run.lane, run.table.vanishAll(feed.now()), nanoTime.getAsLong());
       }
       if (run.discovery == null && run.state != State.INVALID) {
         start(run);
@@ -583,35 +531,11 @@ public final class DiscoveryManager implements AutoCloseable {
         l.firstResults(run.spec.name(), took);
       }
     }
-    DeviceTable.Outcome outcome = run.table.apply(snapshot, now(), neighboursOf(run));
+    DeviceTable.Outcome outcome = run.table.apply(snapshot, feed.now(), neighboursOf(run));
     for (String warning : outcome.warnings()) {
       LOG.warn("configuration {}: {}", run.spec.name(), warning);
     }
-    int discovered = 0;
-    List<DeviceChange> vanished = new ArrayList<>();
-    for (DeviceChange change : outcome.changes()) {
-      if (change instanceof DeviceChange.Vanished) {
-        vanished.add(change);
-        continue;
-      }
-      if (change instanceof DeviceChange.Appeared a && ++discovered <= LOGGED_PER_SNAPSHOT) {
-        LOG.info(
-            "configuration {}: device {} discovered as instance {}",
-            run.spec.name(),
-            a.device().device().id(),
-            a.instanceName());
-      } else if (change instanceof DeviceChange.Returned) {
-        LOG.info("instance {}: device is back", change.instanceName());
-      }
-      queuePublish(run, change, pending.reportedNanos());
-    }
-    if (discovered > LOGGED_PER_SNAPSHOT) {
-      LOG.info(
-          "configuration {}: {} more devices discovered (not logged one by one)",
-          run.spec.name(),
-          discovered - LOGGED_PER_SNAPSHOT);
-    }
-    vanished(run, vanished, pending.reportedNanos());
+    feed.snapshot(run.lane, outcome.changes(), pending.reportedNanos());
     Optional<String> refusal = outcome.refusal();
     if (refusal.isPresent()) {
       if (!refusal.get().equals(run.refusal)) {
@@ -663,202 +587,39 @@ public final class DiscoveryManager implements AutoCloseable {
         });
   }
 
-  /** Hands on devices that vanished (offline now, removed after the grace) and times the grace. */
-  private void vanished(Run run, List<DeviceChange> changes, long reportedNanos) {
-    int logged = 0;
-    for (DeviceChange change : changes) {
-      emit(run, change, reportedNanos);
-      if (change instanceof DeviceChange.Vanished v && ++logged <= LOGGED_PER_SNAPSHOT) {
-        LOG.info(
-            "instance {}: device {} vanished; unhealthy now, removed after {}",
-            v.instanceName(),
-            v.device().device().id(),
-            io.jakri.logging.DurationText.of(rules.offlineGrace()));
-      }
-    }
-    if (changes.size() > LOGGED_PER_SNAPSHOT) {
-      LOG.info(
-          "configuration {}: {} more devices vanished (not logged one by one)",
-          run.spec.name(),
-          changes.size() - LOGGED_PER_SNAPSHOT);
-    }
-    armGrace(run);
-  }
-
-  /** Now, on the timeline of {@link #nanoTime} (monotonic: the tables' time never goes back). */
-  private Instant now() {
-    return Instant.EPOCH.plusNanos(nanoTime.getAsLong());
-  }
-
-  /** Times the end of the earliest offline grace of {@code run}'s table, unless timed already. */
-  private void armGrace(Run run) {
-    Optional<Instant> next = run.table.nextExpiry();
-    if (next.isEmpty() || (run.graceAt != null && !next.get().isBefore(run.graceAt))) {
-      return;
-    }
-    if (run.graceTimer != null) {
-      run.graceTimer.cancel(false);
-    }
-    run.graceAt = next.get();
-    long delay = Math.max(0, java.time.Duration.between(now(), next.get()).toNanos());
-    run.graceTimer =
-        scheduler.schedule(() -> loop.execute(() -> graceEnded(run)), delay, TimeUnit.NANOSECONDS);
-  }
-
-  private void graceEnded(Run run) {
-    run.graceAt = null;
-    run.graceTimer = null;
-    if (runs.get(run.spec.name()) == run) {
-      emitAll(run, run.table.expire(now()), nanoTime.getAsLong());
-      armGrace(run);
-    }
-  }
-
-  /**
-   * Queues a change of {@code run} to be written to the store (and advertised) in {@code run}'s
-   * next turn; a device already waiting keeps its place and its first change. Discovery thread.
-   */
-  private void queuePublish(Run run, DeviceChange change, long reportedNanos) {
-    run.toPublish.putIfAbsent(change.instanceName(), new Queued(change.kind(), reportedNanos));
-    publishing.add(run);
-    queueTurn();
-  }
-
-  private void queueTurn() {
-    if (!publishTurnQueued && !closed) {
-      try {
-        loop.execute(this::publishTurn);
-        publishTurnQueued = true;
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        // closing
-      }
-    }
-  }
-
-  /**
-   * One turn of the fair publishing queue: writes up to {@link #PUBLISH_BATCH} waiting devices of
-   * the Configuration whose turn it is (each an Instance write, an API request in cluster mode),
-   * then puts that Configuration at the back and queues the next turn behind whatever else waits
-   * for the discovery thread. So Configurations with devices waiting take turns round-robin, and a
-   * Configuration added while another one's 10,000 devices are being written waits for at most one
-   * batch of each other Configuration, not for all of them. A device is written in the state it has
-   * when its turn comes (skipped if it left meanwhile). Discovery thread.
-   */
-  private void publishTurn() {
-    publishTurnQueued = false;
-    java.util.Iterator<Run> turns = publishing.iterator();
-    if (!turns.hasNext() || closed) {
-      return;
-    }
-    Run run = turns.next();
-    turns.remove();
-    if (runs.get(run.spec.name()) != run) {
-      run.toPublish.clear();
-    } else {
-      int written = 0;
-      java.util.Iterator<Map.Entry<String, Queued>> waiting = run.toPublish.entrySet().iterator();
-      while (waiting.hasNext() && written < PUBLISH_BATCH && !closed) {
-        Map.Entry<String, Queued> next = waiting.next();
-        waiting.remove();
-        Optional<LocalDevice> device = run.table.get(next.getKey());
-        if (device.isPresent()) {
-          emit(run, next.getValue().change(device.get()), next.getValue().reportedNanos());
-          written++;
-        }
-      }
-      if (!run.toPublish.isEmpty()) {
-        publishing.add(run); // to the back: the next Configuration goes first
-      }
-    }
-    if (!publishing.isEmpty()) {
-      queueTurn();
-    }
-  }
-
-  private void emitAll(Run run, List<DeviceChange> changes, long reportedNanos) {
-    for (DeviceChange change : changes) {
-      emit(run, change, reportedNanos);
-    }
-  }
-
-  /**
-   * Hands one change to the sink. When a device's Instance cannot be written, the device is dropped
-   * from its table and the last snapshot processed again after a backoff.
-   */
-  private void emit(Run run, DeviceChange change, long reportedNanos) {
-    try {
-      sink.accept(change, reportedNanos);
-    } catch (StoreException e) {
-      if (!change.kind().writesInstance()) {
-        LOG.error(
-            "instance {}: cannot remove this node from it: {}",
-            change.instanceName(),
-            e.getMessage());
-        return;
-      }
-      run.table.forget(change.instanceName());
-      long delay = run.scheduleRepublish();
-      LOG.error(
-          "instance {}: cannot record it in the store ({}); retrying in {} ms",
-          change.instanceName(),
-          e.getMessage(),
-          delay);
-      return;
-    }
-    if (change.kind().writesInstance()) {
-      run.publishFailures = 0;
-    }
-  }
-
   /** One Configuration's discovery state; confined to the discovery thread except `pending`. */
   private final class Run {
     ConfigurationSpec spec;
     final DeviceTable table;
+    final DeviceFeed.Lane lane;
     Discovery discovery;
     DiscoveryHandler handler;
     long runId;
     int restartAttempts;
     State state = State.DISCOVERING;
     ScheduledFuture<?> restart;
-    // Devices waiting for this Configuration's turn to be written to the store (by name).
-    final Map<String, Queued> toPublish = new LinkedHashMap<>();
-    ScheduledFuture<?> graceTimer;
-    Instant graceAt;
     final AtomicReference<Pending> pending = new AtomicReference<>();
     List<DiscoveredDevice> lastSnapshot = List.of();
     String refusal;
-    int publishFailures;
     long addedNanos;
     boolean resultsReported;
-    ScheduledFuture<?> republish;
-
-    /**
-     * Processes the last snapshot again after a backoff (1 s doubling to 1 min), so devices whose
-     * Instance could not be written are retried even if the handler reports nothing new.
-     */
-    long scheduleRepublish() {
-      long delay =
-          Math.min(MAX_RESTART.toMillis(), MIN_RESTART.toMillis() << Math.min(publishFailures, 6));
-      publishFailures++;
-      if (republish == null || republish.isDone()) {
-        long id = runId;
-        republish =
-            scheduler.schedule(
-                () -> {
-                  if (pending.compareAndSet(
-                      null, new Pending(id, lastSnapshot, nanoTime.getAsLong()))) {
-                    loop.execute(() -> onSnapshot(Run.this));
-                  }
-                },
-                delay,
-                TimeUnit.MILLISECONDS);
-      }
-      return delay;
-    }
 
     Run(ConfigurationSpec spec) {
       this.spec = spec;
       this.table = new DeviceTable(rules, spec);
+      // A failed Instance write processes the last snapshot of this run again.
+      this.lane =
+          feed.lane(
+              table,
+              () -> {
+                long id = runId;
+                return () -> {
+                  if (pending.compareAndSet(
+                      null, new Pending(id, lastSnapshot, nanoTime.getAsLong()))) {
+                    loop.execute(() -> onSnapshot(Run.this));
+                  }
+                };
+              });
     }
 
     /** Stops reporting at once and closes the discovery on a handler thread. */
@@ -902,26 +663,7 @@ public final class DiscoveryManager implements AutoCloseable {
 
     void cancelTimers() {
       cancelRestart();
-      if (republish != null) {
-        republish.cancel(false);
-        republish = null;
-      }
-      if (graceTimer != null) {
-        graceTimer.cancel(false);
-        graceTimer = null;
-        graceAt = null;
-      }
-    }
-  }
-
-  /** A device waiting for its turn to be written, with its first change since it last was. */
-  private record Queued(DeviceChange.Kind kind, long reportedNanos) {
-    DeviceChange change(LocalDevice device) {
-      return switch (kind) {
-        case APPEARED -> new DeviceChange.Appeared(device);
-        case RETURNED -> new DeviceChange.Returned(device);
-        default -> new DeviceChange.Updated(device);
-      };
+      lane.cancelTimers();
     }
   }
 

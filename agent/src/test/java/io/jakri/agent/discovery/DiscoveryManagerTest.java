@@ -183,7 +183,7 @@ class DiscoveryManagerTest {
   }
 
   /** Records every change; fails the first {@link #failWrites} Instance writes. */
-  private static final class RecordingSink implements DiscoveryManager.Sink {
+  private static final class RecordingSink implements DeviceSink {
     final List<DeviceChange> changes = new CopyOnWriteArrayList<>();
     final List<String> kinds = new CopyOnWriteArrayList<>();
     final AtomicInteger failWrites = new AtomicInteger();

@@ -160,6 +160,8 @@ final class ClassResource implements ResourceBackend {
       defaultClass |= local.inDefaultClass();
       if (mounted.add(local.instanceName())) {
         Mounts.addDevice(response, local);
+        // Each device's own env once, before the contract's names (which win on a clash).
+        env.putAll(EnvContract.deviceEnv(local.device().env()));
       }
     }
     if (defaultClass) {

@@ -153,7 +153,7 @@ class ClusterAgentIT {
     long patches = patches();
     String version = stored("widgets").getMetadata().getResourceVersion();
     await()
-        .pollDelay(Duration.ofSeconds(1))
+        .during(Duration.ofSeconds(1))
         .atMost(Duration.ofSeconds(5))
         .untilAsserted(
             () -> {

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.allocation.EnvContractTest;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.emulator.AdmissionException;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.ContainerAllocation;
@@ -319,6 +319,6 @@ class StandaloneAgentIT {
   }
 
   private static String instanceName(String config, String id, String node) {
-    return io.jakri.agent.instance.InstanceNames.instanceName(config, id, false, node);
+    return io.jakri.crd.InstanceNames.instanceName(config, id, false, node);
   }
 }

@@ -5,6 +5,7 @@ import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.DiscoveredDevice.DeviceSpec;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Names;
+import io.jakri.handler.Parsed;
 import io.jakri.handler.Problems;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -147,37 +148,21 @@ record SimulatedSettings(
     }
   }
 
-  /** The outcome of reading details: settings when there are no errors, and all warnings. */
-  record Parsed(Optional<SimulatedSettings> settings, List<String> errors, List<String> warnings) {
-    Parsed {
-      errors = List.copyOf(errors);
-      warnings = List.copyOf(warnings);
-    }
-
-    /** The settings, or an exception whose message lists every error. */
-    SimulatedSettings orThrow() throws InvalidDetailsException {
-      if (settings.isEmpty()) {
-        throw new InvalidDetailsException(String.join("; ", errors));
-      }
-      return settings.get();
-    }
-  }
-
   /**
    * Reads YAML details with {@link Defaults#system()}. Never throws: every problem is an error or
    * warning naming its field.
    */
-  static Parsed parse(String yaml) {
+  static Parsed<SimulatedSettings> parse(String yaml) {
     return parse(yaml, Defaults.system());
   }
 
   /** Reads YAML details. Never throws: every problem is an error or warning naming its field. */
-  static Parsed parse(String yaml, Defaults defaults) {
+  static Parsed<SimulatedSettings> parse(String yaml, Defaults defaults) {
     Details details;
     try {
       details = Details.parse(yaml);
     } catch (InvalidDetailsException e) {
-      return new Parsed(Optional.empty(), List.of(e.getMessage()), List.of());
+      return Parsed.failed(List.of(e.getMessage()), List.of());
     }
     Problems problems = new Problems();
     Naming naming = readNaming(details, problems);
@@ -239,7 +224,7 @@ record SimulatedSettings(
         .ifPresent(prefix -> checkEnvNames(details, prefix, naming, problems));
     details.unknownKeys().forEach(key -> problems.warn(key + " is not a known field; ignored"));
     if (!problems.errors().isEmpty()) {
-      return new Parsed(Optional.empty(), problems.errors(), problems.warnings());
+      return Parsed.failed(problems.errors(), problems.warnings());
     }
     SimulatedSettings settings =
         new SimulatedSettings(
@@ -251,7 +236,7 @@ record SimulatedSettings(
             annotationPrefix,
             deviceFilePrefix,
             availability);
-    return new Parsed(Optional.of(settings), List.of(), problems.warnings());
+    return Parsed.of(settings, problems.warnings());
   }
 
   /**

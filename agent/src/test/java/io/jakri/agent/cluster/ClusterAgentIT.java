@@ -143,9 +143,9 @@ class ClusterAgentIT {
         .patch(
             io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
                 io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
-            "[{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":"
-                + "{\"type\":\"BrokersReady\",\"status\":\"True\",\"reason\":\"BrokersCreated\","
-                + "\"message\":\"\",\"lastTransitionTime\":\"2026-11-21T10:00:00Z\"}}]");
+            "[{\"op\":\"add\",\"path\":\"/status/conditions\",\"value\":"
+                + "[{\"type\":\"BrokersReady\",\"status\":\"True\",\"reason\":\"BrokersCreated\","
+                + "\"message\":\"\",\"lastTransitionTime\":\"2026-11-21T10:00:00Z\"}]}]");
     // No agent keeps rewriting: a later look finds the same resourceVersion and patch count.
     long patches = patches();
     String version = stored("widgets").getMetadata().getResourceVersion();

@@ -224,6 +224,7 @@ class BrokerSpecRejectedIT {
 
   @Test
   void theControllerDerivesConditionsAndCountsFromTheNodesEntriesAndSettles() throws Exception {
+    cluster.node("n2");
     Configuration c = cluster.podConfiguration("cam", "nginx:1");
     cluster.instance(c, "cam-aaaaaa", false, "n1");
     cluster.instance(c, "cam-bbbbbb", false, "n2");

@@ -1,6 +1,7 @@
 package io.jakri.agent.external;
 
 import io.grpc.ConnectivityState;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -272,56 +273,63 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
       long gen = ++generation;
       boolean[] answered = {false};
       ManagedChannel dialled = channel.get();
-      DiscoveryHandlerGrpc.newStub(dialled)
-          .discover(
-              request,
-              new ClientResponseObserver<DiscoverRequest, DiscoverResponse>() {
-                @Override
-                public void beforeStart(ClientCallStreamObserver<DiscoverRequest> requestStream) {
-                  synchronized (ExternalDiscovery.this) {
-                    if (gen == generation) {
-                      call = requestStream;
-                    }
-                  }
-                }
-
-                @Override
-                public void onNext(DiscoverResponse response) {
-                  List<DiscoveredDevice> devices =
-                      devices(response, endpoint.shared(), configuration, endpoint);
-                  synchronized (ExternalDiscovery.this) {
-                    if (gen != generation || closed) {
-                      return;
-                    }
-                    if (!answered[0]) {
-                      answered[0] = true;
-                      if (failing()) {
-                        LOG.info(
-                            "configuration {}: handler {} at {} answers again",
-                            configuration,
-                            name,
-                            endpoint.endpoint());
+      // Not in the caller's gRPC Context: a re-registration dials from inside the Register call,
+      // whose Context is cancelled as soon as it answers, and would cancel this stream with it.
+      Context previous = Context.ROOT.attach();
+      try {
+        DiscoveryHandlerGrpc.newStub(dialled)
+            .discover(
+                request,
+                new ClientResponseObserver<DiscoverRequest, DiscoverResponse>() {
+                  @Override
+                  public void beforeStart(ClientCallStreamObserver<DiscoverRequest> requestStream) {
+                    synchronized (ExternalDiscovery.this) {
+                      if (gen == generation) {
+                        call = requestStream;
                       }
                     }
-                    failingSince = -1;
-                    firstFailure = null;
-                    attempts = 0;
-                    snapshots.put(endpoint.key(), devices);
-                    publish();
                   }
-                  firstAnswer.countDown();
-                }
 
-                @Override
-                public void onError(Throwable t) {
-                  ended(gen, Status.fromThrowable(t));
-                }
+                  @Override
+                  public void onNext(DiscoverResponse response) {
+                    List<DiscoveredDevice> devices =
+                        devices(response, endpoint.shared(), configuration, endpoint);
+                    synchronized (ExternalDiscovery.this) {
+                      if (gen != generation || closed) {
+                        return;
+                      }
+                      if (!answered[0]) {
+                        answered[0] = true;
+                        if (failing()) {
+                          LOG.info(
+                              "configuration {}: handler {} at {} answers again",
+                              configuration,
+                              name,
+                              endpoint.endpoint());
+                        }
+                      }
+                      failingSince = -1;
+                      firstFailure = null;
+                      attempts = 0;
+                      snapshots.put(endpoint.key(), devices);
+                      publish();
+                    }
+                    firstAnswer.countDown();
+                  }
 
-                @Override
-                public void onCompleted() {
-                  ended(gen, Status.UNAVAILABLE.withDescription("the handler ended the stream"));
-                }
-              });
+                  @Override
+                  public void onError(Throwable t) {
+                    ended(gen, Status.fromThrowable(t));
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    ended(gen, Status.UNAVAILABLE.withDescription("the handler ended the stream"));
+                  }
+                });
+      } finally {
+        Context.ROOT.detach(previous);
+      }
       long warnAfter = handlers.settings().silentWarning().toMillis();
       silence =
           handlers

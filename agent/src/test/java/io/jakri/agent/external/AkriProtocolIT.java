@@ -232,7 +232,8 @@ class AkriProtocolIT {
     } finally {
       peer.close();
     }
-    try (AkriPeer back = AkriPeer.uds(akri, "pycrash", "pycrash.sock", false, REGISTER_INTERVAL)) {
+    try (io.jakri.agent.LogCapture log = io.jakri.agent.LogCapture.of(ExternalDiscovery.class);
+        AkriPeer back = AkriPeer.uds(akri, "pycrash", "pycrash.sock", false, REGISTER_INTERVAL)) {
       back.devices("d1", "d2");
       double registered = back.awaitRegistered().path("t").asDouble();
       double dialled = back.awaitEvent("discover", e -> true).path("t").asDouble();
@@ -242,6 +243,10 @@ class AkriProtocolIT {
           "akri protocol: a crashed handler back: its registration answered -> its Discover called"
               + " (handler's clock): %.1f ms%n",
           (dialled - registered) * 1e3);
+      // the dial its registration caused is not cancelled with the Register call's Context
+      assertThat(log.messages())
+          .filteredOn(m -> m.contains("pycrash"))
+          .noneMatch(m -> m.contains("Context was cancelled"));
       Files.delete(root.resolve("config").resolve("pycrash-cfg.yaml"));
       awaitGone(agent, res);
     }

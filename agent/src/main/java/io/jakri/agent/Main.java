@@ -177,11 +177,11 @@ public final class Main implements Callable<Integer> {
       converter = KeepaliveConverter.class,
       description =
           "How long a Discover stream of an Akri-protocol handler may be silent before the agent"
-              + " sends an HTTP/2 PING; a handler that answers neither it nor a new connection"
-              + " within 10s is dropped after 30s more (env JAKRI_EXTERNAL_HANDLER_KEEPALIVE;"
+              + " sends an HTTP/2 PING; a handler that answers neither the PING nor a new"
+              + " connection within 10s, for 30s, is dropped (env JAKRI_EXTERNAL_HANDLER_KEEPALIVE;"
               + " default 30s; at least 10s). Handlers on gRPC servers that refuse PINGs more"
               + " often than every 5m (grpc-go, grpc-java, Python grpcio defaults) want 5m or a"
-              + " server option permitting it.")
+              + " server option permitting them.")
   Duration externalHandlerKeepalive = ExternalHandlers.Settings.DEFAULT_KEEPALIVE;
 
   /** The discovery-handlers directory from the flag, the env vars or Akri's default. */

@@ -54,18 +54,21 @@ final class DeviceFeed {
   // turn is queued on the discovery thread.
   private final LinkedHashSet<Lane> publishing = new LinkedHashSet<>();
   private boolean publishTurnQueued;
-  private volatile boolean closed;
+  private final java.util.function.BooleanSupplier closed;
 
   /**
    * @param loop the discovery thread
    * @param nanoTime the clock of report times and of the offline grace
+   * @param closed whether the discovery is closing (then nothing waiting is handed on)
    */
   DeviceFeed(
       DeviceSink sink,
       Executor loop,
       ScheduledExecutorService scheduler,
       LongSupplier nanoTime,
-      Duration offlineGrace) {
+      Duration offlineGrace,
+      java.util.function.BooleanSupplier closed) {
+    this.closed = closed;
     this.sink = sink;
     this.loop = loop;
     this.scheduler = scheduler;
@@ -123,11 +126,6 @@ final class DeviceFeed {
    */
   Lane lane(DeviceTable table, Supplier<Runnable> retry) {
     return new Lane(table, retry);
-  }
-
-  /** Stops handing on anything that waits. */
-  void close() {
-    closed = true;
   }
 
   /** Now, on the timeline of {@code nanoTime} (monotonic: the tables' time never goes back). */
@@ -233,7 +231,7 @@ final class DeviceFeed {
   }
 
   private void queueTurn() {
-    if (!publishTurnQueued && !closed) {
+    if (!publishTurnQueued && !closed.getAsBoolean()) {
       try {
         loop.execute(this::publishTurn);
         publishTurnQueued = true;
@@ -255,7 +253,7 @@ final class DeviceFeed {
   private void publishTurn() {
     publishTurnQueued = false;
     Iterator<Lane> turns = publishing.iterator();
-    if (!turns.hasNext() || closed) {
+    if (!turns.hasNext() || closed.getAsBoolean()) {
       return;
     }
     Lane lane = turns.next();
@@ -265,7 +263,7 @@ final class DeviceFeed {
     } else {
       int written = 0;
       Iterator<Map.Entry<String, Queued>> waiting = lane.toPublish.entrySet().iterator();
-      while (waiting.hasNext() && written < PUBLISH_BATCH && !closed) {
+      while (waiting.hasNext() && written < PUBLISH_BATCH && !closed.getAsBoolean()) {
         Map.Entry<String, Queued> next = waiting.next();
         waiting.remove();
         Optional<LocalDevice> device = lane.table.get(next.getKey());

@@ -97,6 +97,28 @@ public final class DiscoveryManager implements AutoCloseable {
     default void firstResults(String configuration, long nanos) {}
   }
 
+  /** Why the agent refuses a Configuration, or some of its devices. */
+  public enum Refusal {
+    /** Devices in a class the Configuration may not use ({@link ClassPolicy}). */
+    CLASS,
+    /** brokerProperties set a reserved env name and the operator did not allow it. */
+    RESERVED_ENV,
+    /** Devices beyond the slot limits ({@link SlotLimits}). */
+    SLOTS
+  }
+
+  /** How a handler failed. */
+  public enum HandlerFailure {
+    /** {@code validate} or {@code start} threw. */
+    START_FAILED,
+    /** {@code start} did not return in time. */
+    START_TIMEOUT,
+    /** The handler refused the Configuration's discoveryDetails. */
+    INVALID_DETAILS,
+    /** A running discovery reported failure. */
+    REPORTED_FAILURE
+  }
+
   /** What is happening with one Configuration, for status reporting. */
   public record ConfigurationStatus(State state, String message, int devices) {}
 
@@ -158,7 +180,7 @@ public final class DiscoveryManager implements AutoCloseable {
     this.properties = properties;
     this.scheduler = scheduler;
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
-    this.feed = new DeviceFeed(sink, loop, scheduler, nanoTime, offlineGrace);
+    this.feed = new DeviceFeed(sink, loop, scheduler, nanoTime, offlineGrace, () -> closed);
     this.handlerCalls = Executors.newCachedThreadPool(named("jakri-handler-call"));
     handlers.addListener(this::onHandlersChanged);
   }
@@ -253,7 +275,6 @@ public final class DiscoveryManager implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    feed.close();
     try {
       loop.submit(
               () -> {

@@ -8,8 +8,6 @@ import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;
-import io.jakri.agent.discovery.HandlerFailure;
-import io.jakri.agent.discovery.Refusal;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
@@ -390,7 +388,7 @@ public final class AgentMetrics
   }
 
   @Override
-  public void handlerFailed(String handler, HandlerFailure failure) {
+  public void handlerFailed(String handler, DiscoveryManager.HandlerFailure failure) {
     switch (failure) {
       case START_FAILED, START_TIMEOUT, INVALID_DETAILS -> akriResponseResult(handler, "Fail");
       case REPORTED_FAILURE -> {
@@ -405,7 +403,7 @@ public final class AgentMetrics
   }
 
   @Override
-  public void refused(Refusal refusal) {
+  public void refused(DiscoveryManager.Refusal refusal) {
     Counter.builder("jakri.refusals")
         .tag("reason", refusal.name())
         .description(

@@ -179,6 +179,13 @@ class DeviceTableTest {
             List.of("APPEARED a"),
             List.of("device property \"A=B\" is not given to containers")),
         new Case(
+            "an entry of the device's own env that never reaches a container is reported",
+            none(),
+            List.of(),
+            snap(0, withEnv("a", Map.of("A=B", "x", "GOOD", "y"))),
+            List.of("APPEARED a"),
+            List.of("device env \"A=B\" is not given to containers")),
+        new Case(
             "property dropped again is not reported again",
             none(),
             List.of(snap(0, device("a", Map.of("A=B", "x")))),
@@ -442,6 +449,11 @@ class DeviceTableTest {
 
   private static DiscoveredDevice device(String id, Map<String, String> properties) {
     return DiscoveredDevice.of(id, properties, false);
+  }
+
+  private static DiscoveredDevice withEnv(String id, Map<String, String> env) {
+    return new DiscoveredDevice(
+        id, Map.of(), List.of(), List.of(), Map.of(), Optional.empty(), false, env);
   }
 
   private static DiscoveredDevice inClass(String id, String deviceClass) {

@@ -4,6 +4,7 @@ import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.discovery.SlotLimits;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
@@ -172,6 +173,39 @@ public final class Main implements Callable<Integer> {
               + " JAKRI_DISCOVERY_HANDLERS_DIR; default /var/lib/akri; none: off).")
   String discoveryHandlersDir;
 
+  @Option(
+      names = "--dra",
+      description =
+          "Cluster mode: publish this node's devices as resource.k8s.io/v1 ResourceSlices (driver"
+              + " akri.sh) and serve the kubelet's DRA plugin API (env JAKRI_DRA; default off, not"
+              + " yet proven on a real cluster).")
+  boolean dra;
+
+  @Option(
+      names = "--dra-registry-dir",
+      description =
+          "With --dra: the kubelet's plugin-watcher directory, where akri.sh-reg.sock goes (env"
+              + " JAKRI_DRA_REGISTRY_DIR; default /var/lib/kubelet/plugins_registry).")
+  Path draRegistryDir;
+
+  @Option(
+      names = "--dra-plugins-dir",
+      description =
+          "With --dra: the kubelet's plugins directory, where akri.sh/dra.sock goes (env"
+              + " JAKRI_DRA_PLUGINS_DIR; default /var/lib/kubelet/plugins).")
+  Path draPluginsDir;
+
+  /** The DRA settings the flags ask for; empty when {@code --dra} is off. */
+  Optional<DraOptions> draOptions() {
+    if (!dra) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new DraOptions(
+            draRegistryDir == null ? DraOptions.DEFAULT_REGISTRY_DIR : draRegistryDir,
+            draPluginsDir == null ? DraOptions.DEFAULT_PLUGINS_DIR : draPluginsDir));
+  }
+
   /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
   Optional<ExternalHandlers.Options> externalHandlers() {
     String dir = discoveryHandlersDir;
@@ -232,7 +266,8 @@ public final class Main implements Callable<Integer> {
               .inCluster(new WatchedNamespaces(watched), tidyNode)
               .withMetricsPort(port)
               .withSafeguards(safeguards())
-              .withExternalHandlers(externalHandlers()));
+              .withExternalHandlers(externalHandlers())
+              .withDra(draOptions()));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
@@ -243,7 +278,8 @@ public final class Main implements Callable<Integer> {
             .options(true, Optional.of(config), emulateKubelet)
             .withMetricsPort(port)
             .withSafeguards(safeguards())
-            .withExternalHandlers(externalHandlers());
+            .withExternalHandlers(externalHandlers())
+            .withDra(draOptions());
     return runUntilSignal(options);
   }
 

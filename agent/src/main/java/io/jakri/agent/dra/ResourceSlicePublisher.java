@@ -203,7 +203,7 @@ public final class ResourceSlicePublisher
     for (String cfg : work) {
       try {
         sync(cfg, byConfiguration.getOrDefault(cfg, List.of()));
-      } catch (KubernetesClientException | StoreException e) {
+      } catch (StoreException | RuntimeException e) {
         failed = true;
         dirty.add(cfg);
         LOG.warn(
@@ -240,8 +240,9 @@ public final class ResourceSlicePublisher
     String pool = DraNames.pool(node, configuration);
     List<Entry> desired = new ArrayList<>();
     List<String> problems = new ArrayList<>();
-    devices.sort(java.util.Comparator.comparing(LocalDevice::instanceName));
-    for (LocalDevice d : devices) {
+    List<LocalDevice> sorted = new ArrayList<>(devices);
+    sorted.sort(java.util.Comparator.comparing(LocalDevice::instanceName));
+    for (LocalDevice d : sorted) {
       if (!d.online()) {
         continue;
       }

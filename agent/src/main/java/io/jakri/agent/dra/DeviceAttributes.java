@@ -45,6 +45,7 @@ public record DeviceAttributes(Map<String, DeviceAttribute> attributes, List<Str
       Map<String, String> properties) {
     Map<String, DeviceAttribute> out = new LinkedHashMap<>();
     List<String> problems = new ArrayList<>();
+    List<String> overLimit = new ArrayList<>();
     out.put(own("configuration"), string(value("configuration", configuration, problems)));
     out.put(own("instance"), string(value("instance", instance, problems)));
     out.put(own("handler"), string(value("handler", handler, problems)));
@@ -62,17 +63,20 @@ public record DeviceAttributes(Map<String, DeviceAttribute> attributes, List<Str
         continue;
       }
       if (out.size() >= MAX_ATTRIBUTES) {
-        problems.add(
-            "property "
-                + name
-                + " left out: a device has at most "
-                + MAX_ATTRIBUTES
-                + " attributes (properties are taken in name order)");
+        overLimit.add(name);
         continue;
       }
       out.put(
           DraNames.PROPERTY_DOMAIN + "/" + name,
           string(value("property " + name, p.getValue() == null ? "" : p.getValue(), problems)));
+    }
+    if (!overLimit.isEmpty()) {
+      problems.add(
+          (overLimit.size() == 1 ? "property " : "properties ")
+              + String.join(", ", overLimit)
+              + " left out: a device has at most "
+              + MAX_ATTRIBUTES
+              + " attributes (properties are taken in name order)");
     }
     return new DeviceAttributes(out, problems);
   }

@@ -197,14 +197,36 @@ public final class Main implements Callable<Integer> {
 
   /** The DRA settings the flags ask for; empty when {@code --dra} is off. */
   Optional<DraOptions> draOptions() {
+    return draOptions(Optional.empty());
+  }
+
+  /**
+   * The DRA settings the flags ask for. With the kubelet emulator ({@code emulatorDir} present)
+   * directories not given go inside the emulator's directory, never the kubelet's.
+   */
+  Optional<DraOptions> draOptions(Optional<Path> emulatorDir) {
     if (!dra) {
       return Optional.empty();
     }
-    return Optional.of(
-        new DraOptions(
-            draRegistryDir == null ? DraOptions.DEFAULT_REGISTRY_DIR : draRegistryDir,
-            draPluginsDir == null ? DraOptions.DEFAULT_PLUGINS_DIR : draPluginsDir));
+    Path registry =
+        draRegistryDir != null
+            ? draRegistryDir
+            : emulatorDir
+                .map(d -> d.resolve(DRA_EMULATED_REGISTRY))
+                .orElse(DraOptions.DEFAULT_REGISTRY_DIR);
+    Path plugins =
+        draPluginsDir != null
+            ? draPluginsDir
+            : emulatorDir
+                .map(d -> d.resolve(DRA_EMULATED_PLUGINS))
+                .orElse(DraOptions.DEFAULT_PLUGINS_DIR);
+    return Optional.of(new DraOptions(registry, plugins));
   }
+
+  /** With the emulator: the DRA directories inside its directory. */
+  static final String DRA_EMULATED_REGISTRY = "plugins_registry";
+
+  static final String DRA_EMULATED_PLUGINS = "plugins";
 
   /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
   Optional<ExternalHandlers.Options> externalHandlers() {
@@ -260,14 +282,19 @@ public final class Main implements Callable<Integer> {
         }
         watched = List.of(namespace.strip());
       }
-      return runUntilSignal(
+      AgentOptions clusterOptions =
           common
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(new WatchedNamespaces(watched), tidyNode)
               .withMetricsPort(port)
               .withSafeguards(safeguards())
-              .withExternalHandlers(externalHandlers())
-              .withDra(draOptions()));
+              .withExternalHandlers(externalHandlers());
+      return runUntilSignal(
+          clusterOptions.withDra(
+              draOptions(
+                  emulateKubelet
+                      ? Optional.of(clusterOptions.devicePluginDir())
+                      : Optional.empty())));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
@@ -278,8 +305,10 @@ public final class Main implements Callable<Integer> {
             .options(true, Optional.of(config), emulateKubelet)
             .withMetricsPort(port)
             .withSafeguards(safeguards())
-            .withExternalHandlers(externalHandlers())
-            .withDra(draOptions());
+            .withExternalHandlers(externalHandlers());
+    options =
+        options.withDra(
+            draOptions(emulateKubelet ? Optional.of(options.devicePluginDir()) : Optional.empty()));
     return runUntilSignal(options);
   }
 
@@ -308,6 +337,10 @@ public final class Main implements Callable<Integer> {
     try {
       Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE));
       Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE + ".tmp"));
+      // --dra with the emulator: its directories, emptied by the agent.
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_PLUGINS).resolve("akri.sh"));
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_PLUGINS));
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_REGISTRY));
       Files.deleteIfExists(dir);
     } catch (IOException e) {
       LoggerFactory.getLogger(Main.class).warn("kept {}: {}", dir, e.toString());

@@ -125,4 +125,13 @@ class MainOptionsTest {
         .isEqualTo(java.nio.file.Path.of("/tmp/r/akri.sh-reg.sock"));
     assertThat(moved.draSocket()).isEqualTo(java.nio.file.Path.of("/tmp/p/akri.sh/dra.sock"));
   }
+
+  @Test
+  void withTheEmulatorDraDirectoriesGoInsideItsDirectoryNeverTheKubelets() {
+    java.nio.file.Path emulator = tmp.resolve("emulated");
+    io.jakri.agent.dra.DraOptions dra =
+        parse("--dra").draOptions(java.util.Optional.of(emulator)).orElseThrow();
+    assertThat(dra.registryDir()).isEqualTo(emulator.resolve("plugins_registry"));
+    assertThat(dra.draSocket()).isEqualTo(emulator.resolve("plugins/akri.sh/dra.sock"));
+  }
 }

@@ -401,8 +401,24 @@ class DraAgentIT {
     String[] unknown = {NS, UUID.randomUUID().toString(), "no-such-claim"};
     String[] wrongUid = {NS, UUID.randomUUID().toString(), "good"};
 
-    JsonNode answer =
-        kubelet.prepare("v1", ref(good), ref(elsewhere), ref(missing), unknown, wrongUid);
+    JsonNode answer;
+    try (io.jakri.agent.LogCapture log = io.jakri.agent.LogCapture.of(ClaimPreparer.class)) {
+      answer = kubelet.prepare("v1", ref(good), ref(elsewhere), ref(missing), unknown, wrongUid);
+      // One warning line per bad claim, naming it and the rule; no stack trace.
+      assertThat(log.events())
+          .filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+          .hasSize(4)
+          .allMatch(e -> e.getThrowableProxy() == null)
+          .extracting(e -> e.getFormattedMessage())
+          .anyMatch(
+              m ->
+                  m.equals(
+                      "ResourceClaim default/no-such-claim (uid "
+                          + unknown[1]
+                          + ") not prepared on node "
+                          + NODE
+                          + ": ResourceClaim default/no-such-claim not found"));
+    }
     JsonNode claims = answer.path("claims");
     assertThat(claims.size()).isEqualTo(5);
     assertThat(claims.path(good.getMetadata().getUid()).path("error").asText()).isEmpty();

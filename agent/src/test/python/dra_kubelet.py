@@ -34,6 +34,7 @@ import pluginregistration_pb2_grpc
 
 lock = threading.Lock()
 plugin = {"endpoint": None, "version": None}
+channels = {}
 KNOWN = {"v1.DRAPlugin": "v1", "v1beta1.DRAPlugin": "v1beta1"}
 
 
@@ -114,16 +115,20 @@ def call(command):
               for c in command["claims"]]
     op = command["op"]
     try:
-        with grpc.insecure_channel("unix:" + endpoint) as channel:
-            stub = pb_grpc.DRAPluginStub(channel)
-            start = time.monotonic()
-            if op == "prepare":
-                resp = stub.NodePrepareResources(
-                    pb.NodePrepareResourcesRequest(claims=claims), timeout=30)
-            else:
-                resp = stub.NodeUnprepareResources(
-                    pb.NodeUnprepareResourcesRequest(claims=claims), timeout=30)
-            ms = (time.monotonic() - start) * 1000.0
+        # One connection per endpoint, kept, as the kubelet keeps its plugin client.
+        channel = channels.get(endpoint)
+        if channel is None:
+            channel = grpc.insecure_channel("unix:" + endpoint)
+            channels[endpoint] = channel
+        stub = pb_grpc.DRAPluginStub(channel)
+        start = time.monotonic()
+        if op == "prepare":
+            resp = stub.NodePrepareResources(
+                pb.NodePrepareResourcesRequest(claims=claims), timeout=30)
+        else:
+            resp = stub.NodeUnprepareResources(
+                pb.NodeUnprepareResourcesRequest(claims=claims), timeout=30)
+        ms = (time.monotonic() - start) * 1000.0
         emit(op + "d", id=command.get("id"), version=version, ms=ms,
              claims=claims_json(resp.claims, op == "prepare"))
     except grpc.RpcError as e:

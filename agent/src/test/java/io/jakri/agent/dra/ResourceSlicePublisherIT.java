@@ -166,9 +166,10 @@ class ResourceSlicePublisherIT {
         .allMatch(s -> s.getSpec().getPool().getGeneration() == generation + 1);
     assertThat(perChange).isEqualTo(8);
     System.out.printf(
-        "DRA ResourceSlices: 1,000 slots -> %d slices (floor: ceil(1000/128) = 8); first publish"
-            + " %d API writes (8 slices + 1 DeviceClass); one device change -> %d writes (every"
-            + " slice of its pool, new generation)%n",
+        "DRA ResourceSlices: 1,000 slots -> %d slices (floor: ceil(1000/128) = 8); publishing"
+            + " them while the 500 devices were being added: %d API writes (floor: 8 slices + 1"
+            + " DeviceClass = 9; more when a pass saw part of the burst); one device change -> %d"
+            + " writes (every slice of its pool, new generation)%n",
         slices.size(), initialWrites, perChange);
 
     // An event that changes nothing writes nothing.

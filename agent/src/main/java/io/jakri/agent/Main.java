@@ -9,6 +9,8 @@ import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.logging.DurationText;
+import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -42,7 +44,7 @@ import sun.misc.Signal;
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
     description = "jakri node agent: discovers devices and serves them to the kubelet.",
-    defaultValueProvider = Main.EnvDefaults.class,
+    defaultValueProvider = EnvDefaults.class,
     subcommands = {Main.DemoCommand.class, Main.ValidateCommand.class})
 public final class Main implements Callable<Integer> {
 
@@ -174,6 +176,18 @@ public final class Main implements Callable<Integer> {
   String discoveryHandlersDir;
 
   @Option(
+      names = "--external-handler-keepalive",
+      converter = KeepaliveConverter.class,
+      description =
+          "How long a Discover stream of an Akri-protocol handler may be silent before the agent"
+              + " sends an HTTP/2 PING; a handler that answers neither the PING nor a new"
+              + " connection within 10s, for 30s, is dropped (env JAKRI_EXTERNAL_HANDLER_KEEPALIVE;"
+              + " default 30s; at least 10s). Handlers on gRPC servers that refuse PINGs more"
+              + " often than every 5m (grpc-go, grpc-java, Python grpcio defaults) want 5m or a"
+              + " server option permitting them.")
+  Duration externalHandlerKeepalive = ExternalHandlers.Settings.DEFAULT_KEEPALIVE;
+
+  @Option(
       names = "--dra",
       description =
           "Cluster mode: publish this node's devices as resource.k8s.io/v1 ResourceSlices (driver"
@@ -234,13 +248,16 @@ public final class Main implements Callable<Integer> {
     if (dir == null || dir.isBlank()) {
       dir = System.getenv(ExternalHandlers.DIRECTORY_ENV);
     }
+    ExternalHandlers.Settings settings =
+        ExternalHandlers.Settings.DEFAULT.withKeepalive(externalHandlerKeepalive);
     if (dir == null || dir.isBlank()) {
-      return Optional.of(new ExternalHandlers.Options(ExternalHandlers.DEFAULT_DIRECTORY));
+      return Optional.of(
+          new ExternalHandlers.Options(ExternalHandlers.DEFAULT_DIRECTORY, settings));
     }
     if (dir.strip().equalsIgnoreCase("none")) {
       return Optional.empty();
     }
-    return Optional.of(new ExternalHandlers.Options(Path.of(dir.strip())));
+    return Optional.of(new ExternalHandlers.Options(Path.of(dir.strip()), settings));
   }
 
   /** The safeguards the flags ask for. */
@@ -386,7 +403,7 @@ public final class Main implements Callable<Integer> {
             "How long a vanished device stays, unhealthy, before its Instance goes, e.g. 60s, 2m"
                 + " (default ${DEFAULT-VALUE}).",
         defaultValue = "60s",
-        converter = DurationConverter.class)
+        converter = DurationText.Converter.class)
     Duration offlineGrace;
 
     @Option(
@@ -395,7 +412,7 @@ public final class Main implements Callable<Integer> {
             "How long a slot this node holds must be unused by every container (kubelet"
                 + " PodResources) before it is freed, e.g. 20s (default ${DEFAULT-VALUE}).",
         defaultValue = "20s",
-        converter = DurationConverter.class)
+        converter = DurationText.Converter.class)
     Duration reclaimGrace;
 
     /**
@@ -486,45 +503,16 @@ public final class Main implements Callable<Integer> {
     return Path.of("plugins");
   }
 
-  /**
-   * Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}; a negative
-   * duration is refused.
-   */
-  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+  /** A keepalive time: a duration of at least gRPC's floor, 10s. */
+  static final class KeepaliveConverter implements CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
-      Duration d = parse(value);
-      if (d.isNegative()) {
+      Duration d = new DurationText.Converter().convert(value);
+      if (d.compareTo(ExternalHandlers.Settings.MIN_KEEPALIVE) < 0) {
         throw new CommandLine.TypeConversionException(
-            "'" + value + "' is negative (use 0 or more, e.g. 60s, 2m, 500ms)");
+            "'" + value + "' is below gRPC's keepalive floor (use 10s or more, e.g. 30s, 5m)");
       }
       return d;
-    }
-
-    private static Duration parse(String value) {
-      String v = value.strip().toLowerCase(Locale.ROOT);
-      try {
-        if (v.startsWith("pt")) {
-          return Duration.parse(v.toUpperCase(Locale.ROOT));
-        }
-        if (v.endsWith("ms")) {
-          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-        }
-        long n = Long.parseLong(v.substring(0, v.length() - 1));
-        switch (v.charAt(v.length() - 1)) {
-          case 's':
-            return Duration.ofSeconds(n);
-          case 'm':
-            return Duration.ofMinutes(n);
-          case 'h':
-            return Duration.ofHours(n);
-          default:
-            return Duration.ofSeconds(Long.parseLong(v));
-        }
-      } catch (RuntimeException e) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a duration (use e.g. 60s, 2m, 500ms)");
-      }
     }
   }
 
@@ -544,20 +532,6 @@ public final class Main implements Callable<Integer> {
             "'" + value + "' is not a port (use 0 to 65535; 0 for any free port)");
       }
       return port;
-    }
-  }
-
-  /** Flag defaults from env vars: {@code --foo-bar} reads {@code JAKRI_FOO_BAR}. */
-  public static final class EnvDefaults implements CommandLine.IDefaultValueProvider {
-    @Override
-    public String defaultValue(CommandLine.Model.ArgSpec argSpec) {
-      if (!(argSpec instanceof CommandLine.Model.OptionSpec option)) {
-        return null;
-      }
-      String name = option.longestName().replaceFirst("^--", "");
-      String env = "JAKRI_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
-      String value = System.getenv(env);
-      return value == null || value.isEmpty() ? null : value;
     }
   }
 
@@ -599,7 +573,7 @@ public final class Main implements Callable<Integer> {
 
     @Option(
         names = "--offline-grace",
-        converter = DurationConverter.class,
+        converter = DurationText.Converter.class,
         defaultValue = "60s",
         description = "Offline grace period (default ${DEFAULT-VALUE}).")
     Duration offlineGrace;

@@ -8,10 +8,10 @@ import io.jakri.agent.cdi.CdiNames;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.instance.InstanceStore;
-import io.jakri.agent.instance.SlotUsage;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.crd.InstanceNames;
+import io.jakri.crd.SlotUsage;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -271,7 +271,7 @@ public final class ClaimPreparer {
   }
 
   private boolean slotExists(LocalDevice d, String slotId) {
-    int n = Instance.slotIndex(slotId);
+    int n = InstanceNames.slotIndex(slotId);
     return n >= 0
         && n < capacityOf(d)
         && InstanceNames.slotId(d.instanceName(), n).equals(slotId)

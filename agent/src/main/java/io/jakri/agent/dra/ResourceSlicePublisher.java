@@ -13,8 +13,9 @@ import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
-import io.jakri.agent.instance.SlotUsage;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.crd.InstanceNames;
+import io.jakri.crd.SlotUsage;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -262,7 +263,7 @@ public final class ResourceSlicePublisher
                 configuration,
                 instance.name(),
                 d.configuration().handlerName(),
-                Instance.slotIndex(slot.getKey()),
+                InstanceNames.slotIndex(slot.getKey()),
                 instance.shared(),
                 d.device().properties());
         problems.addAll(attributes.problems());

@@ -16,7 +16,7 @@ import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.InstanceNames;
+import io.jakri.crd.InstanceNames;
 import io.jakri.handler.DiscoveredDevice;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

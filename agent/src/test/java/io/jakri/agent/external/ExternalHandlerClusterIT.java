@@ -13,10 +13,10 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
+import io.jakri.crd.InstanceNames;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,8 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Cluster mode with the Python handler: {@code discoveryProperties} from a Secret and a ConfigMap
  * ({@code data} and {@code binaryData}) reach it as bytes exactly as stored, its device becomes an
- * Instance in the API server, and its {@code InvalidArgument} becomes the Configuration's Invalid
- * condition and an InvalidConfiguration Event.
+ * Instance in the API server, and its {@code InvalidArgument} becomes the node's Invalid state in
+ * the Configuration's status and an InvalidConfiguration Event.
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class ExternalHandlerClusterIT {

@@ -549,6 +549,46 @@ class DraAgentIT {
     }
   }
 
+  /**
+   * The shipped example (examples/dra): its Configuration, on this node instead of minikube,
+   * publishes the attribute its ResourceClaimTemplate selects on, in the DeviceClass it names; the
+   * selector (one comparison of a string attribute) picks exactly the floor-2 widget.
+   */
+  @Test
+  void theShippedExamplesClaimTemplateSelectsOneDeviceTheAgentPublishes() throws Exception {
+    Path examples = Path.of("..", "examples", "dra");
+    String yaml =
+        Files.readString(examples.resolve("configuration.yaml"))
+            .replace("hosts: [minikube]", "hosts: [" + NODE + "]");
+    Configuration c = client.getKubernetesSerialization().unmarshal(yaml, Configuration.class);
+    client.resources(Configuration.class).inNamespace(NS).resource(c).create();
+    String configuration = c.getMetadata().getName();
+    List<Device> devices = awaitDevices(configuration, 2);
+
+    io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate template =
+        client
+            .getKubernetesSerialization()
+            .unmarshal(
+                Files.readString(examples.resolve("claim-template.yaml")),
+                io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate.class);
+    var exactly = template.getSpec().getSpec().getDevices().getRequests().get(0).getExactly();
+    assertThat(exactly.getDeviceClassName()).isEqualTo(DraNames.deviceClass(configuration));
+    assertThat(client.resources(DeviceClass.class).withName(exactly.getDeviceClassName()).get())
+        .isNotNull();
+    String expression = exactly.getSelectors().get(0).getCel().getExpression();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile(
+                "device\\.attributes\\[\"([^\"]+)\"\\]\\.([A-Za-z_][A-Za-z0-9_]*) == \"([^\"]*)\"")
+            .matcher(expression);
+    assertThat(m.matches()).as(expression).isTrue();
+    String attribute = m.group(1) + "/" + m.group(2);
+    assertThat(devices)
+        .filteredOn(d -> d.getAttributes().containsKey(attribute))
+        .filteredOn(d -> m.group(3).equals(d.getAttributes().get(attribute).getString()))
+        .hasSize(1);
+    client.resources(Configuration.class).inNamespace(NS).withName(configuration).delete();
+  }
+
   @Test
   void anAgentThatStopsLeavesNoSliceAndNoSocket() throws Exception {
     DraOptions other =

@@ -85,6 +85,9 @@ public final class ResourceSlicePublisher
   private boolean scheduled;
   private Duration backoff = Duration.ZERO;
   private volatile boolean closed;
+  // No pass before the slices a previous run left are known: a pool rewritten from generation 1
+  // beside leftovers of a higher generation would be ignored by the scheduler.
+  private volatile boolean started;
   private final AtomicLong writes = new AtomicLong();
 
   /** What this publisher last wrote for one pool. */
@@ -133,6 +136,7 @@ public final class ResourceSlicePublisher
             LOG.warn("cannot list this node's ResourceSlices: {}", e.getMessage());
           }
           locals.get().forEach(d -> dirty.add(d.configuration().name()));
+          started = true;
           schedule(Duration.ZERO);
         });
   }
@@ -164,8 +168,8 @@ public final class ResourceSlicePublisher
   }
 
   private void markDirty(String configuration) {
-    if (closed || !dirty.add(configuration)) {
-      return;
+    if (closed || !dirty.add(configuration) || !started) {
+      return; // before start: kept in dirty for start's first pass
     }
     synchronized (this) {
       if (!scheduled) {

@@ -27,6 +27,10 @@ import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.dra.ClaimPreparer;
+import io.jakri.agent.dra.ClaimReader;
+import io.jakri.agent.dra.KubeletDraPlugin;
+import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.external.CombinedHandlerRegistry;
 import io.jakri.agent.external.ExternalHandlers;
@@ -97,12 +101,17 @@ public final class Agent implements AutoCloseable {
   private final SlotReclaimer reclaimer;
   private final AgentMetrics metrics;
   private final Optional<KubernetesPropertyResolver> secrets;
+  private final Optional<Dra> dra;
 
   /** Where the agent's own objects without a namespace of their own go (Akri's default). */
   private static final String AGENT_EVENTS_FALLBACK_NAMESPACE = "default";
 
   private Optional<HealthServer> health = Optional.empty();
   private Optional<ExecutorService> healthExecutor = Optional.empty();
+
+  /** Dynamic Resource Allocation (cluster mode, when enabled): slices and the kubelet plugin. */
+  private record Dra(
+      ResourceSlicePublisher slices, KubeletDraPlugin plugin, ScheduledExecutorService timer) {}
 
   /** The parts only cluster mode has. */
   private record Cluster(
@@ -304,6 +313,36 @@ public final class Agent implements AutoCloseable {
     plugins.addListener(operatorEvents);
     resources.addClaimListener(operatorEvents);
     handlers.addProblemListener(operatorEvents);
+    this.dra = dra(options, client);
+  }
+
+  /** The DRA parts when enabled; they need the API server, so standalone mode says no. */
+  private Optional<Dra> dra(AgentOptions options, Optional<KubernetesClient> client) {
+    if (options.dra().isEmpty()) {
+      return Optional.empty();
+    }
+    if (client.isEmpty()) {
+      LOG.error(
+          "--dra needs cluster mode (ResourceClaims and ResourceSlices live in the API server);"
+              + " Dynamic Resource Allocation is off");
+      return Optional.empty();
+    }
+    ScheduledExecutorService timer = ownTimer("jakri-dra-slices");
+    ResourceSlicePublisher slices =
+        new ResourceSlicePublisher(
+            client.get(),
+            options.nodeName(),
+            store,
+            resources::locals,
+            timer,
+            Duration.ofMillis(100));
+    store.addListener(slices);
+    discovery.addListener(slices);
+    ClaimPreparer preparer =
+        new ClaimPreparer(options.nodeName(), ClaimReader.of(client.get()), resources, store);
+    KubeletDraPlugin plugin =
+        new KubeletDraPlugin(options.dra().get(), preparer, group, grpcExecutor);
+    return Optional.of(new Dra(slices, plugin, timer));
   }
 
   /**
@@ -452,6 +491,10 @@ public final class Agent implements AutoCloseable {
               t ->
                   scheduleNodeSweep(
                       t, options.offlineGrace().plusSeconds(5), Duration.ofMinutes(1)));
+    }
+    if (dra.isPresent()) {
+      dra.get().plugin().start();
+      dra.get().slices().start();
     }
     reclaimer.start();
     if (options.metricsPort() >= 0) {
@@ -637,6 +680,16 @@ public final class Agent implements AutoCloseable {
     return discovery;
   }
 
+  /** The ResourceSlice publisher, when DRA is on. */
+  public Optional<ResourceSlicePublisher> resourceSlices() {
+    return dra.map(Dra::slices);
+  }
+
+  /** The kubelet DRA plugin, when DRA is on. */
+  public Optional<KubeletDraPlugin> draPlugin() {
+    return dra.map(Dra::plugin);
+  }
+
   public SlotReclaimer reclaimer() {
     return reclaimer;
   }
@@ -648,6 +701,17 @@ public final class Agent implements AutoCloseable {
   @Override
   public void close() {
     externalHandlers.ifPresent(ExternalHandlers::stopServing);
+    dra.ifPresent(
+        d -> {
+          d.plugin().close();
+          d.timer().shutdownNow();
+          try {
+            d.timer().awaitTermination(5, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          d.slices().close();
+        });
     health.ifPresent(HealthServer::close);
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();

@@ -1,6 +1,7 @@
 package io.jakri.agent;
 
 import io.jakri.agent.cluster.WatchedNamespaces;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.SlotReclaimer;
 import java.nio.file.Path;
@@ -22,6 +23,8 @@ import java.util.Optional;
  * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
  *     the metrics address)
  * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
+ * @param dra cluster mode: where the kubelet DRA plugin registers and serves, and ResourceSlices
+ *     are published; empty: Dynamic Resource Allocation off
  */
 public record AgentOptions(
     String nodeName,
@@ -37,7 +40,8 @@ public record AgentOptions(
     boolean tidyNode,
     int metricsPort,
     Safeguards safeguards,
-    Optional<ExternalHandlers.Options> externalHandlers) {
+    Optional<ExternalHandlers.Options> externalHandlers,
+    Optional<DraOptions> dra) {
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -86,6 +90,7 @@ public record AgentOptions(
         true,
         -1,
         Safeguards.defaults(),
+        Optional.empty(),
         Optional.empty());
   }
 
@@ -132,6 +137,13 @@ public record AgentOptions(
     return copy.build();
   }
 
+  /** A copy with Dynamic Resource Allocation on ({@code dra} present) or off. */
+  public AgentOptions withDra(Optional<DraOptions> newDra) {
+    Copy copy = new Copy(this);
+    copy.dra = newDra;
+    return copy.build();
+  }
+
   /** The components of a record being copied, so that each {@code with*} names only its change. */
   private static final class Copy {
     private final String nodeName;
@@ -148,6 +160,7 @@ public record AgentOptions(
     private int metricsPort;
     private Safeguards safeguards;
     private Optional<ExternalHandlers.Options> externalHandlers;
+    private Optional<DraOptions> dra;
 
     Copy(AgentOptions o) {
       nodeName = o.nodeName;
@@ -164,6 +177,7 @@ public record AgentOptions(
       metricsPort = o.metricsPort;
       safeguards = o.safeguards;
       externalHandlers = o.externalHandlers;
+      dra = o.dra;
     }
 
     AgentOptions build() {
@@ -181,7 +195,8 @@ public record AgentOptions(
           tidyNode,
           metricsPort,
           safeguards,
-          externalHandlers);
+          externalHandlers,
+          dra);
     }
   }
 }

@@ -108,4 +108,30 @@ class MainOptionsTest {
     assertThat(dir.resolve(KubeletEmulator.CHECKPOINT_FILE)).doesNotExist();
     assertThat(notes).hasContent("mine");
   }
+
+  @Test
+  void draIsOffByDefaultAndItsDirectoriesDefaultToTheKubelets() {
+    assertThat(parse().draOptions()).isEmpty();
+    io.jakri.agent.dra.DraOptions dra = parse("--dra").draOptions().orElseThrow();
+    assertThat(dra.registrationSocket())
+        .isEqualTo(java.nio.file.Path.of("/var/lib/kubelet/plugins_registry/akri.sh-reg.sock"));
+    assertThat(dra.draSocket())
+        .isEqualTo(java.nio.file.Path.of("/var/lib/kubelet/plugins/akri.sh/dra.sock"));
+    io.jakri.agent.dra.DraOptions moved =
+        parse("--dra", "--dra-registry-dir", "/tmp/r", "--dra-plugins-dir", "/tmp/p")
+            .draOptions()
+            .orElseThrow();
+    assertThat(moved.registrationSocket())
+        .isEqualTo(java.nio.file.Path.of("/tmp/r/akri.sh-reg.sock"));
+    assertThat(moved.draSocket()).isEqualTo(java.nio.file.Path.of("/tmp/p/akri.sh/dra.sock"));
+  }
+
+  @Test
+  void withTheEmulatorDraDirectoriesGoInsideItsDirectoryNeverTheKubelets() {
+    java.nio.file.Path emulator = tmp.resolve("emulated");
+    io.jakri.agent.dra.DraOptions dra =
+        parse("--dra").draOptions(java.util.Optional.of(emulator)).orElseThrow();
+    assertThat(dra.registryDir()).isEqualTo(emulator.resolve("plugins_registry"));
+    assertThat(dra.draSocket()).isEqualTo(emulator.resolve("plugins/akri.sh/dra.sock"));
+  }
 }

@@ -134,6 +134,28 @@ class AgentDaemonSetTest {
   }
 
   @Test
+  void draIsOffByDefaultAndWhenOnPassesItsFlagsAndMountsTheKubeletPluginDirectories() {
+    Map<String, Object> off = agentContainer(RenderedChart.render());
+    assertThat(RenderedChart.strings(off.get("args"))).noneMatch(a -> a.startsWith("--dra"));
+    assertThat(mounts(off).values()).doesNotContain("dra-registry", "dra-plugin");
+
+    RenderedChart chart = RenderedChart.render("dra.yaml");
+    Map<String, Object> agent = agentContainer(chart);
+    assertThat(RenderedChart.strings(agent.get("args")))
+        .contains(
+            "--dra",
+            "--dra-registry-dir=/var/lib/kubelet/plugins_registry",
+            "--dra-plugins-dir=/var/lib/kubelet/plugins");
+    assertThat(mounts(agent))
+        .containsEntry("/var/lib/kubelet/plugins_registry", "dra-registry")
+        .containsEntry("/var/lib/kubelet/plugins/akri.sh", "dra-plugin");
+    assertThat(maps(podSpec(chart).get("volumes")))
+        .filteredOn(v -> String.valueOf(v.get("name")).startsWith("dra-"))
+        .extracting(v -> RenderedChart.map(v.get("hostPath")).get("path"))
+        .containsExactly("/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins/akri.sh");
+  }
+
+  @Test
   void hostNetworkSwitchesTheDnsPolicySoClusterNamesStillResolve() {
     Map<String, Object> pod = podSpec(RenderedChart.render("host-network.yaml"));
 

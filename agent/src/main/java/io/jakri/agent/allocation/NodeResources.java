@@ -243,6 +243,22 @@ public final class NodeResources implements InstanceStore.Listener {
   }
 
   /**
+   * Claims {@code slots} of one Instance for a ResourceClaim the kubelet prepares on this node
+   * (Dynamic Resource Allocation), with the same rules as Allocate: free slots and slots already
+   * held for this claim are granted (idempotent), any other holder refuses the whole request.
+   */
+  public Instance claimForResourceClaim(
+      String instanceName, List<String> slots, SlotUsage.ClaimUse usage)
+      throws AllocationException {
+    return claim(instanceName, slots, slot -> usage);
+  }
+
+  /** Frees {@code slots} of an Instance held by this node (a ResourceClaim was unprepared). */
+  public void releaseResourceClaim(String instanceName, List<String> slots) {
+    release(instanceName, slots);
+  }
+
+  /**
    * Frees every slot of {@code instanceName} this node holds, in the Instance and in this node's
    * record of its claims, as the slot reclaimer does with slots no container uses (for tests and
    * tools that reset an Instance; the holder is the only one whose free the other nodes honour at
@@ -313,6 +329,9 @@ public final class NodeResources implements InstanceStore.Listener {
     }
     if (usage instanceof SlotUsage.ClassUse c) {
       return "held on node " + c.node() + " through a class resource";
+    }
+    if (usage instanceof SlotUsage.ClaimUse c) {
+      return "held on node " + c.node() + " by ResourceClaim " + c.claimUid();
     }
     return "free";
   }

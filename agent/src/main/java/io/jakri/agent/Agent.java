@@ -337,7 +337,6 @@ public final class Agent implements AutoCloseable {
             timer,
             Duration.ofMillis(100));
     store.addListener(slices);
-    discovery.addListener(slices);
     ClaimPreparer preparer =
         new ClaimPreparer(options.nodeName(), ClaimReader.of(client.get()), resources, store);
     KubeletDraPlugin plugin =
@@ -346,10 +345,12 @@ public final class Agent implements AutoCloseable {
   }
 
   /**
-   * The last step of {@link DeviceRouting} (metrics is built after discovery, used once started).
+   * The last step of {@link DeviceRouting}: metrics, then DRA's slices (both are built after
+   * discovery, and told only once it runs).
    */
   private void deviceChanged(DeviceChange change, long reportedNanos) {
     metrics.deviceChanged(change, reportedNanos);
+    dra.ifPresent(d -> d.slices().deviceChanged(change));
   }
 
   /**

@@ -30,6 +30,14 @@ public sealed interface DeviceChange {
     WITHDRAWN,
     RELEASED;
 
+    /**
+     * Whether a handler's snapshot or the offline grace ending made the change (not the agent's own
+     * bookkeeping of Instances: {@link #REWRITTEN}, {@link #WITHDRAWN}, {@link #RELEASED}).
+     */
+    public boolean reported() {
+      return this != REWRITTEN && this != WITHDRAWN && this != RELEASED;
+    }
+
     /** Whether the change writes the device's Instance and keeps the device advertised. */
     public boolean writesInstance() {
       return this == APPEARED || this == RETURNED || this == UPDATED || this == REWRITTEN;

@@ -9,8 +9,8 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
-import io.jakri.agent.discovery.DiscoveryManager;
-import io.jakri.agent.discovery.LocalDevice;
+import io.jakri.agent.allocation.LocalDevice;
+import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
@@ -51,8 +51,7 @@ import org.slf4j.LoggerFactory;
  * after {@code debounce}, so a burst of changes costs one write per slice. A failed write is
  * retried with backoff.
  */
-public final class ResourceSlicePublisher
-    implements DiscoveryManager.Listener, InstanceStore.Listener, AutoCloseable {
+public final class ResourceSlicePublisher implements InstanceStore.Listener, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ResourceSlicePublisher.class);
 
@@ -146,9 +145,15 @@ public final class ResourceSlicePublisher
     return writes.get();
   }
 
-  @Override
-  public void deviceChanged(
-      String handler, LocalDevice device, DiscoveryManager.DeviceChange change, long nanos) {
+  /**
+   * A device's state on this node changed because of a snapshot or the offline grace ending (the
+   * agent's own Instance bookkeeping reaches this through the store instead).
+   */
+  public void deviceChanged(DeviceChange change) {
+    if (!(change instanceof DeviceChange.OfDevice c) || !change.kind().reported()) {
+      return;
+    }
+    LocalDevice device = c.device();
     configurationOfInstance.put(device.instanceName(), device.configuration().name());
     markDirty(device.configuration().name());
   }

@@ -11,9 +11,9 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.jakri.agent.LogCapture;
+import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.configuration.ConfigurationSpec;
-import io.jakri.agent.discovery.DiscoveryManager;
-import io.jakri.agent.discovery.LocalDevice;
+import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.Instance;
 import io.jakri.crd.InstanceNames;
@@ -159,7 +159,7 @@ class ResourceSlicePublisherIT {
     LocalDevice gone = devices.get(123);
     locals.remove(gone);
     long before = publisher.writes();
-    publisher.deviceChanged("made-up", gone, DiscoveryManager.DeviceChange.REMOVED, 0);
+    publisher.deviceChanged(new DeviceChange.Removed(gone));
     awaitPool("thousand", 998);
     long perChange = publisher.writes() - before;
     assertThat(slices("thousand"))
@@ -174,8 +174,8 @@ class ResourceSlicePublisherIT {
 
     // An event that changes nothing writes nothing.
     before = publisher.writes();
-    publisher.deviceChanged("made-up", devices.get(0), DiscoveryManager.DeviceChange.UPDATED, 0);
-    publisher.deviceChanged("made-up", devices.get(1), DiscoveryManager.DeviceChange.UPDATED, 0);
+    publisher.deviceChanged(new DeviceChange.Updated(devices.get(0)));
+    publisher.deviceChanged(new DeviceChange.Updated(devices.get(1)));
     // Another pool's change is written after it, so this one's pass has run by then.
     add(spec("marker", 1), 0, 1, Map.of());
     awaitPool("marker", 1);

@@ -22,6 +22,8 @@ import java.util.Optional;
  * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
  *     the metrics address)
  * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
+ * @param cdiDir where the CDI spec of every Instance served here is written (and Allocate names the
+ *     CDI devices); empty: CDI off
  */
 public record AgentOptions(
     String nodeName,
@@ -37,7 +39,42 @@ public record AgentOptions(
     boolean tidyNode,
     int metricsPort,
     Safeguards safeguards,
-    Optional<ExternalHandlers.Options> externalHandlers) {
+    Optional<ExternalHandlers.Options> externalHandlers,
+    Optional<Path> cdiDir) {
+
+  /** Options without CDI. */
+  public AgentOptions(
+      String nodeName,
+      boolean standalone,
+      Optional<Path> config,
+      boolean emulateKubelet,
+      Path devicePluginDir,
+      Path podResourcesSocket,
+      Path pluginsDir,
+      Duration offlineGrace,
+      Duration reclaimGrace,
+      WatchedNamespaces namespaces,
+      boolean tidyNode,
+      int metricsPort,
+      Safeguards safeguards,
+      Optional<ExternalHandlers.Options> externalHandlers) {
+    this(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespaces,
+        tidyNode,
+        metricsPort,
+        safeguards,
+        externalHandlers,
+        Optional.empty());
+  }
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -132,6 +169,13 @@ public record AgentOptions(
     return copy.build();
   }
 
+  /** A copy writing CDI specs into {@code dir} (empty: CDI off). */
+  public AgentOptions withCdi(Optional<Path> dir) {
+    Copy copy = new Copy(this);
+    copy.cdiDir = dir;
+    return copy.build();
+  }
+
   /** The components of a record being copied, so that each {@code with*} names only its change. */
   private static final class Copy {
     private final String nodeName;
@@ -148,6 +192,7 @@ public record AgentOptions(
     private int metricsPort;
     private Safeguards safeguards;
     private Optional<ExternalHandlers.Options> externalHandlers;
+    private Optional<Path> cdiDir;
 
     Copy(AgentOptions o) {
       nodeName = o.nodeName;
@@ -164,6 +209,7 @@ public record AgentOptions(
       metricsPort = o.metricsPort;
       safeguards = o.safeguards;
       externalHandlers = o.externalHandlers;
+      cdiDir = o.cdiDir;
     }
 
     AgentOptions build() {
@@ -181,7 +227,8 @@ public record AgentOptions(
           tidyNode,
           metricsPort,
           safeguards,
-          externalHandlers);
+          externalHandlers,
+          cdiDir);
     }
   }
 }

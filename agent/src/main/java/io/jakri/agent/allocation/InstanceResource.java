@@ -108,14 +108,9 @@ final class InstanceResource implements ResourceBackend {
           AllocationException.Reason.INVALID_REQUEST, "no device ids in the request");
     }
     SlotUsage mine = new SlotUsage.NodeUse(node.node());
-    Instance instance = node.claim(instanceName, deviceIds, slot -> mine);
-    Map<String, String> properties =
-        EnvContract.mergedProperties(
-            local.device().properties(), local.configuration().brokerProperties());
-    ContainerAllocateResponse.Builder response =
-        ContainerAllocateResponse.newBuilder()
-            .putAllEnvs(EnvContract.forInstance(instance.hash(), properties));
-    Mounts.addDevice(response, local);
+    node.claim(instanceName, deviceIds, slot -> mine);
+    ContainerAllocateResponse.Builder response = InstanceContract.of(local);
+    node.addCdiDevices(response, deviceIds);
     return response.build();
   }
 }

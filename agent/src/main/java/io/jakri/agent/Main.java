@@ -243,6 +243,10 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (cdiDir != null && !cdi) {
+      System.err.println("jakri-agent: --cdi-dir needs --cdi");
+      return 2;
+    }
     logFormat.apply(Optional.of(common.nodeName()));
     OutOfMemoryExit.install();
     if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
@@ -252,10 +256,6 @@ public final class Main implements Callable<Integer> {
       return 2;
     }
     int port = metricsPort == null ? -1 : metricsPort;
-    if (cdiDir != null && !cdi) {
-      System.err.println("jakri-agent: --cdi-dir needs --cdi");
-      return 2;
-    }
     if (!standalone) {
       if (config != null) {
         System.err.println("jakri-agent: --config needs --standalone");

@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * {@code NAME=value}, device-node permissions out of {@code rwm}, unique device names. The rules
  * are written here from the specification, not taken from the agent's code.
  */
-final class CdiSchema {
+public final class CdiSchema {
 
   private static final Schema SCHEMA =
       SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_7)
@@ -43,7 +43,7 @@ final class CdiSchema {
   private CdiSchema() {}
 
   /** Every problem found in {@code json}; empty for a spec a runtime takes. */
-  static List<String> problems(byte[] json) {
+  public static List<String> problems(byte[] json) {
     String text = new String(json, StandardCharsets.UTF_8);
     List<String> problems = new ArrayList<>();
     SCHEMA.validate(text, InputFormat.JSON).forEach(e -> problems.add("schema: " + e));

@@ -4,7 +4,7 @@ import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.ResourceBackend;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import io.jakri.kubelet.v1beta1.Device;
 import java.util.ArrayList;

@@ -113,6 +113,30 @@ class CdiSpecTest {
   }
 
   @Test
+  void aDevicesOwnEnvIsInTheSpecAsAllocateGivesIt() throws IOException {
+    LocalDevice d =
+        new LocalDevice(
+            "cam-a1b2c3",
+            new ConfigurationSpec("cam", "simulated", "", List.of(), 1, Map.of(), Optional.empty()),
+            new DiscoveredDevice(
+                "dev-0",
+                Map.of("MODEL", "x"),
+                List.of(),
+                List.of(),
+                Map.of(),
+                Optional.empty(),
+                true,
+                Map.of("SIMPLE_DEVICE_node-a-0", "/dev/0", "LD_PRELOAD", "/evil.so")),
+            true);
+
+    CdiSpec.Rendered rendered = render(d);
+
+    assertThat(CdiSchema.problems(rendered.json())).isEmpty();
+    assertThat(texts(JSON.readTree(rendered.json()).path("containerEdits").path("env")))
+        .containsExactly("MODEL=x", "MODEL_A1B2C3=x", "SIMPLE_DEVICE_node-a-0=/dev/0");
+  }
+
+  @Test
   void theSameDeviceAlwaysRendersTheSameBytes() {
     LocalDevice d =
         device(

@@ -124,6 +124,8 @@ class CdiAgentIT {
     assertThat(spec(first).path("containerEdits").path("deviceNodes").findValuesAsText("path"))
         .containsExactlyElementsOf(one.devices().stream().map(d -> d.containerPath()).toList());
 
+    // The slot pod one holds leaves the class resource before a pod asks the class.
+    agent.awaitCapacity("akri.sh/cams", 3);
     ContainerAllocation two =
         agent
             .kubelet()

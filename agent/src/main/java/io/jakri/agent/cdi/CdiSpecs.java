@@ -23,10 +23,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A spec is written as a temporary file in the same directory and moved over the old one
  * atomically, so a runtime reading the directory sees the old spec or the new one, never a part of
- * either; it is written again only when its content changed. {@link #start} removes the files of
- * ours an earlier run left (only names matching {@code akri.sh-*.json} and our temporary files);
- * {@link #close} removes every spec written. Files are not synced to disk: {@code /var/run} is a
- * tmpfs, and whatever survives a crash is removed at the next start.
+ * either; it is written again only when its content changed. Files are owner-only ({@code 0600}),
+ * as the CDI library writes them. {@link #start} removes the files of ours an earlier run left
+ * (only names matching {@code akri.sh-*.json} and our temporary files); {@link #close} removes
+ * every spec written. Files are not synced to disk: {@code /var/run} is a tmpfs, and whatever
+ * survives a crash is removed at the next start.
  *
  * <p>Thread-safety: {@link #serve}, {@link #retire}, {@link #start} and {@link #close} are
  * serialized; {@link #qualifiedName} is lock-free and may be called from any thread (gRPC).
@@ -39,6 +40,10 @@ public final class CdiSpecs implements AutoCloseable {
       Pattern.compile(Pattern.quote(CdiNames.VENDOR + "-") + ".+\\.json");
   private static final Pattern TEMP_FILE =
       Pattern.compile(Pattern.quote("." + CdiNames.VENDOR + "-") + ".+\\.json\\.tmp");
+
+  private static final java.nio.file.attribute.FileAttribute<?> OWNER_ONLY =
+      java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+          java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
 
   /** A spec on disk: its Configuration (for the qualified names) and a digest of its content. */
   private record Written(String configuration, byte[] digest) {}
@@ -132,6 +137,10 @@ public final class CdiSpecs implements AutoCloseable {
     }
     Path temp = dir.resolve("." + target.getFileName() + ".tmp");
     try {
+      // Owner-only from the start, as the CDI library writes specs: values may come from
+      // brokerProperties and devices, and the runtime reading them runs as root.
+      Files.deleteIfExists(temp);
+      Files.createFile(temp, OWNER_ONLY);
       Files.write(temp, json);
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       written.put(instance, new Written(configuration, digest));

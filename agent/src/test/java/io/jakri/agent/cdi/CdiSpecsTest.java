@@ -53,6 +53,11 @@ class CdiSpecsTest {
     assertThat(files(dir)).containsExactly("akri.sh-cam-a1b2c3.json", "akri.sh-cam-d4e5f6.json");
     assertThat(CdiSchema.problems(Files.readAllBytes(dir.resolve("akri.sh-cam-a1b2c3.json"))))
         .isEmpty();
+    // Values may come from brokerProperties: owner-only, as the CDI library writes specs.
+    assertThat(
+            java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(dir.resolve("akri.sh-cam-a1b2c3.json"))))
+        .isEqualTo("rw-------");
     assertThat(specs.qualifiedName("cam-a1b2c3", "cam-a1b2c3-1"))
         .contains("akri.sh/cam=cam-a1b2c3-1");
 

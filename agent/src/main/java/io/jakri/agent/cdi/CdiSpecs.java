@@ -123,20 +123,20 @@ public final class CdiSpecs implements AutoCloseable {
     if (target == null) {
       return;
     }
-    CdiSpec.Rendered rendered = CdiSpec.render(instance, configuration, capacity, contract);
-    byte[] json = rendered.json();
-    byte[] digest = digest(json);
-    Written previous = written.get(instance);
-    if (previous != null
-        && previous.configuration().equals(configuration)
-        && Arrays.equals(previous.digest(), digest)) {
-      return;
-    }
-    for (String drop : rendered.dropped()) {
-      LOG.warn("instance {}: left out of its CDI spec: {}", instance, drop);
-    }
     Path temp = dir.resolve("." + target.getFileName() + ".tmp");
     try {
+      CdiSpec.Rendered rendered = CdiSpec.render(instance, configuration, capacity, contract);
+      byte[] json = rendered.json();
+      byte[] digest = digest(json);
+      Written previous = written.get(instance);
+      if (previous != null
+          && previous.configuration().equals(configuration)
+          && Arrays.equals(previous.digest(), digest)) {
+        return;
+      }
+      for (String drop : rendered.dropped()) {
+        LOG.warn("instance {}: left out of its CDI spec: {}", instance, drop);
+      }
       // Owner-only from the start, as the CDI library writes specs: values may come from
       // brokerProperties and devices, and the runtime reading them runs as root.
       Files.deleteIfExists(temp);
@@ -144,15 +144,15 @@ public final class CdiSpecs implements AutoCloseable {
       Files.write(temp, json);
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       written.put(instance, new Written(configuration, digest));
-    } catch (IOException e) {
-      // Without its spec the Instance's slots are not named in Allocate: a runtime would refuse
-      // a CDI device it cannot find.
-      // An older spec of it would describe other properties: it goes too.
+    } catch (IOException | RuntimeException e) {
+      // Without its spec the Instance's slots are not named in Allocate (a runtime would refuse a
+      // CDI device it cannot find), and an older spec of it would describe other properties: it
+      // goes too. The device plugins serve the Instance all the same.
       written.remove(instance);
       LOG.warn("instance {}: CDI spec not written to {}: {}", instance, target, e.toString());
+      delete(instance);
       try {
         Files.deleteIfExists(temp);
-        Files.deleteIfExists(target);
       } catch (IOException ignored) {
         // Removed at the next start.
       }

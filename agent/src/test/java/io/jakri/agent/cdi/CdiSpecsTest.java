@@ -185,6 +185,34 @@ class CdiSpecsTest {
   }
 
   @Test
+  void aSpecThatCannotBeRewrittenGoesAndItsSlotsAreNoLongerNamed() throws IOException {
+    CdiSpecs specs = new CdiSpecs(tmp);
+    specs.start();
+    serve(specs, device("cam-a1b2c3", Map.of("A", "1")));
+    // Something in the way of the temporary file: the rewrite fails.
+    Path blocker = Files.createDirectories(tmp.resolve(".akri.sh-cam-a1b2c3.json.tmp/x"));
+
+    try (LogCapture log = LogCapture.of(CdiSpecs.class)) {
+      serve(specs, device("cam-a1b2c3", Map.of("A", "2")));
+      assertThat(log.events())
+          .singleElement()
+          .satisfies(
+              e -> {
+                assertThat(e.getFormattedMessage())
+                    .contains("instance cam-a1b2c3: CDI spec not written");
+                assertThat(e.getThrowableProxy()).isNull();
+              });
+    }
+    assertThat(tmp.resolve("akri.sh-cam-a1b2c3.json")).doesNotExist();
+    assertThat(specs.qualifiedName("cam-a1b2c3", "cam-a1b2c3-0")).isEmpty();
+
+    Files.delete(blocker);
+    serve(specs, device("cam-a1b2c3", Map.of("A", "2")));
+    assertThat(specs.qualifiedName("cam-a1b2c3", "cam-a1b2c3-0"))
+        .contains("akri.sh/cam=cam-a1b2c3-0");
+  }
+
+  @Test
   void anUnusableDirectoryIsOneErrorLineAndNoSpecs() throws IOException {
     Path notADir = tmp.resolve("file");
     Files.writeString(notADir, "x");

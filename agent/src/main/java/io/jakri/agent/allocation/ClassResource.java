@@ -176,6 +176,7 @@ final class ClassResource implements ResourceBackend {
       }
     }
     env.putAll(EnvContract.forClass(resourceName, devices));
+    node.addCdiDevices(response, orderedSlots);
     return response.putAllEnvs(env).build();
   }
 

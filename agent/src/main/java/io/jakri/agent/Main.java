@@ -1,18 +1,14 @@
 package io.jakri.agent;
 
 import io.jakri.agent.cluster.WatchedNamespaces;
-import io.jakri.agent.demo.Demo;
-import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.external.ExternalHandlers;
-import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.URISyntaxException;
 import java.net.UnknownHostException;
@@ -29,7 +25,6 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import sun.misc.Signal;
 
 /**
@@ -44,7 +39,7 @@ import sun.misc.Signal;
     versionProvider = Main.Version.class,
     description = "jakri node agent: discovers devices and serves them to the kubelet.",
     defaultValueProvider = EnvDefaults.class,
-    subcommands = {Main.DemoCommand.class, Main.ValidateCommand.class})
+    subcommands = {DemoCommand.class, ValidateCommand.class})
 public final class Main implements Callable<Integer> {
 
   @CommandLine.Mixin Common common = new Common();
@@ -471,171 +466,6 @@ public final class Main implements Callable<Integer> {
     @Override
     public String[] getVersion() {
       return new String[] {"jakri-agent " + Agent.VERSION};
-    }
-  }
-
-  @Command(
-      name = "demo",
-      mixinStandardHelpOptions = true,
-      defaultValueProvider = EnvDefaults.class,
-      description =
-          "Standalone agent + kubelet emulator + bundled example Configurations: prints the node's"
-              + " capacity and what a pod receives, then follows live updates until Ctrl-C.")
-  static final class DemoCommand implements Callable<Integer> {
-    @Option(
-        names = "--node-name",
-        description = "Node name (default ${DEFAULT-VALUE}, as in the Spookd walkthrough).")
-    String nodeName = Demo.DEFAULT_NODE;
-
-    @Option(
-        names = "--plugins-dir",
-        description = "Directory of handler plugin jars (default: plugins/ next to the agent jar).")
-    Path pluginsDir;
-
-    @Option(
-        names = "--work-dir",
-        description = "Where the emulated kubelet's directories go (default: a new temp dir).")
-    Path workDir;
-
-    @Option(
-        names = "--config",
-        description = "Use these Configurations instead of the bundled examples.")
-    Path config;
-
-    @Option(
-        names = "--offline-grace",
-        converter = DurationText.Converter.class,
-        defaultValue = "60s",
-        description = "Offline grace period (default ${DEFAULT-VALUE}).")
-    Duration offlineGrace;
-
-    @Option(
-        names = "--log-format",
-        converter = LogFormat.Converter.class,
-        description =
-            "Log format: text (stderr) or json (stdout, mixed with the report) (env"
-                + " JAKRI_LOG_FORMAT; default text).")
-    LogFormat logFormat = LogFormat.TEXT;
-
-    @Option(
-        names = "--once",
-        description = "Print the first report and exit instead of following updates.")
-    boolean once;
-
-    @Option(
-        names = "--pod",
-        paramLabel = "RESOURCE=N",
-        description =
-            "Admit a pod asking for N of RESOURCE and print its env (repeatable). Default: the"
-                + " bundled examples' pods, or with --config one pod per class resource.")
-    List<String> pods = new ArrayList<>();
-
-    @Override
-    public Integer call() throws Exception {
-      // The demo's output is the report on stdout; keep the log to warnings unless asked.
-      if (System.getenv("JAKRI_LOG_LEVEL") == null) {
-        System.setProperty("JAKRI_LOG_LEVEL", "WARN");
-      }
-      if (System.getenv("JAKRI_EMULATOR_LOG_LEVEL") == null) {
-        System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
-      }
-      logFormat.apply(Optional.of(nodeName));
-      Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
-      Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
-      AgentOptions options =
-          new AgentOptions(
-              nodeName,
-              true,
-              Optional.of(configPath),
-              true,
-              work.resolve("device-plugins"),
-              work.resolve("pod-resources").resolve("kubelet.sock"),
-              pluginsDir == null ? defaultPluginsDir() : pluginsDir,
-              offlineGrace);
-      SamplePods samples;
-      try {
-        samples =
-            !pods.isEmpty()
-                ? SamplePods.requested(pods.stream().map(SamplePods.Request::parse).toList())
-                : config != null ? SamplePods.eachClass() : SamplePods.bundled();
-      } catch (IllegalArgumentException e) {
-        throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
-      }
-      try {
-        return new Demo(options, once, new PrintWriter(System.out, true), samples).run();
-      } catch (EmulatorStartException e) {
-        System.err.println("jakri-agent demo: " + e.getMessage());
-        return 1;
-      } finally {
-        if (workDir == null) {
-          // Ours alone (a fresh temp dir): leave nothing behind.
-          deleteTree(work);
-        }
-      }
-    }
-  }
-
-  /** Deletes {@code dir} and everything in it, best effort (a file that resists stays). */
-  static void deleteTree(Path dir) {
-    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
-      paths
-          .sorted(java.util.Comparator.reverseOrder())
-          .forEach(
-              path -> {
-                try {
-                  Files.deleteIfExists(path);
-                } catch (java.io.IOException e) {
-                  // Best effort: a leftover in the temp dir is not worth failing the demo for.
-                }
-              });
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      // Same: best effort.
-    }
-  }
-
-  @Command(
-      name = "validate",
-      mixinStandardHelpOptions = true,
-      defaultValueProvider = EnvDefaults.class,
-      description =
-          "Checks Configuration files offline: structure, names, YAML limits and, when the"
-              + " handler is installed, its discoveryDetails. Problems on stderr (exit 1),"
-              + " warnings and verdicts on stdout; warnings alone exit 0.")
-  static final class ValidateCommand implements Callable<Integer> {
-    @Parameters(arity = "1..*", paramLabel = "FILE", description = "Configuration YAML files.")
-    List<Path> files;
-
-    @Option(
-        names = "--plugins-dir",
-        description = "Handler plugins used to check discoveryDetails (default: next to the jar).")
-    Path pluginsDir;
-
-    @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
-
-    @Option(
-        names = "--device-plugin-dir",
-        description =
-            "Kubelet device-plugin directory whose checkpoint names the resources other device"
-                + " plugins registered; read only, skipped when missing (default"
-                + " ${DEFAULT-VALUE}).")
-    Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
-
-    @Override
-    public Integer call() {
-      // stderr carries the problems: keep the agent's INFO lines (plugins loaded) out of it.
-      if (System.getenv("JAKRI_LOG_LEVEL") == null) {
-        System.setProperty("JAKRI_LOG_LEVEL", "WARN");
-      }
-      return new Validator(
-              pluginsDir == null ? defaultPluginsDir() : pluginsDir,
-              classDomains.domains(),
-              Optional.ofNullable(devicePluginDir).filter(Files::isDirectory),
-              new PrintWriter(System.out, true),
-              new PrintWriter(System.err, true))
-          .validate(files);
     }
   }
 }

@@ -1,7 +1,6 @@
 package io.jakri.agent;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.allocation.LocalClaims;
@@ -62,10 +61,10 @@ public final class Agent implements AutoCloseable {
   public static final String VERSION = "0.1.0";
 
   /** How often the API client itself retries a failed request before the agent's own backoff. */
-  public static final int API_RETRIES = 2;
+  public static final int API_RETRIES = ClusterMode.API_RETRIES;
 
   /** The API client's first retry interval (it doubles). */
-  public static final int API_RETRY_INTERVAL_MS = 100;
+  public static final int API_RETRY_INTERVAL_MS = ClusterMode.API_RETRY_INTERVAL_MS;
 
   private final AgentOptions options;
   private final EventLoopGroup group;
@@ -217,22 +216,11 @@ public final class Agent implements AutoCloseable {
    * with a client from the environment (in-cluster service account, else kubeconfig).
    */
   public static Agent start(AgentOptions options) throws IOException {
-    if (options.standalone()) {
-      return start(options, Optional.empty());
-    }
-    // In-cluster service account, else kubeconfig. The agent retries on its own schedule (watches
-    // reconnect, writes back off); fabric8's default of ten retries per request would hold an
-    // Allocate for tens of seconds while the API server is away.
-    io.fabric8.kubernetes.client.Config config =
-        new io.fabric8.kubernetes.client.ConfigBuilder(
-                io.fabric8.kubernetes.client.Config.autoConfigure(null))
-            .withRequestRetryBackoffLimit(API_RETRIES)
-            .withRequestRetryBackoffInterval(API_RETRY_INTERVAL_MS)
-            .withConnectionTimeout(5_000)
-            .withRequestTimeout(10_000)
-            .build();
-    LOG.info("API server {} ({})", config.getMasterUrl(), options.namespaces().describe());
-    return start(options, Optional.of(new KubernetesClientBuilder().withConfig(config).build()));
+    return start(
+        options,
+        options.standalone()
+            ? Optional.empty()
+            : Optional.of(ClusterMode.clientFromEnvironment(options.namespaces())));
   }
 
   /**

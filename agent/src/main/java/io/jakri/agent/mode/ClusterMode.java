@@ -1,6 +1,9 @@
 package io.jakri.agent.mode;
 
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.jakri.agent.allocation.ClaimKeeper;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
@@ -44,6 +47,12 @@ import org.slf4j.LoggerFactory;
 public final class ClusterMode implements AgentMode {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClusterMode.class);
+
+  /** How often the API client itself retries a failed request before the agent's own backoff. */
+  public static final int API_RETRIES = 2;
+
+  /** The API client's first retry interval (it doubles). */
+  public static final int API_RETRY_INTERVAL_MS = 100;
 
   private static final Duration LEFTOVER_SWEEP = Duration.ofMinutes(5);
   private static final Duration NODE_SWEEP = Duration.ofMinutes(1);
@@ -97,6 +106,23 @@ public final class ClusterMode implements AgentMode {
             });
     this.events = new EventRecorder(client, nodeName, apiWrites, Clock.systemUTC());
     this.tidier = tidyNode ? Optional.of(new NodeTidier(client, nodeName)) : Optional.empty();
+  }
+
+  /**
+   * A client from the environment: the in-cluster service account, else the kubeconfig. The agent
+   * retries on its own schedule (watches reconnect, writes back off); fabric8's default of ten
+   * retries per request would hold an Allocate for tens of seconds while the API server is away.
+   */
+  public static KubernetesClient clientFromEnvironment(WatchedNamespaces namespaces) {
+    Config config =
+        new ConfigBuilder(Config.autoConfigure(null))
+            .withRequestRetryBackoffLimit(API_RETRIES)
+            .withRequestRetryBackoffInterval(API_RETRY_INTERVAL_MS)
+            .withConnectionTimeout(5_000)
+            .withRequestTimeout(10_000)
+            .build();
+    LOG.info("API server {} ({})", config.getMasterUrl(), namespaces.describe());
+    return new KubernetesClientBuilder().withConfig(config).build();
   }
 
   @Override

@@ -114,29 +114,8 @@ final class DemoCommand implements Callable<Integer> {
     } finally {
       if (workDir == null) {
         // Ours alone (a fresh temp dir): leave nothing behind.
-        deleteTree(work);
+        Main.deleteTree(work);
       }
-    }
-  }
-
-  /** Deletes {@code dir} and everything in it, best effort (a file that resists stays). */
-  static void deleteTree(Path dir) {
-    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
-      paths
-          .sorted(java.util.Comparator.reverseOrder())
-          .forEach(
-              path -> {
-                try {
-                  Files.deleteIfExists(path);
-                } catch (java.io.IOException e) {
-                  // Best effort: a leftover in the temp dir is not worth failing the demo for.
-                }
-              });
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      // Same: best effort.
     }
   }
 }

@@ -2,22 +2,19 @@ package io.jakri.agent;
 
 import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.discovery.SlotLimits;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
-import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -42,7 +39,7 @@ import sun.misc.Signal;
     subcommands = {DemoCommand.class, ValidateCommand.class})
 public final class Main implements Callable<Integer> {
 
-  @CommandLine.Mixin Common common = new Common();
+  @CommandLine.Mixin CommonFlags common = new CommonFlags();
 
   @Option(
       names = "--standalone",
@@ -137,7 +134,7 @@ public final class Main implements Callable<Integer> {
               + " JAKRI_ALLOW_RESERVED_BROKER_ENV).")
   boolean allowReservedBrokerEnv;
 
-  @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
+  @CommandLine.Mixin ClassDomainsFlag classDomains = new ClassDomainsFlag();
 
   @Option(
       names = "--max-slots-per-configuration",
@@ -181,6 +178,106 @@ public final class Main implements Callable<Integer> {
               + " server option permitting them.")
   Duration externalHandlerKeepalive = ExternalHandlers.Settings.DEFAULT_KEEPALIVE;
 
+  @Option(
+      names = "--dra",
+      description =
+          "Cluster mode: publish this node's devices as resource.k8s.io/v1 ResourceSlices (driver"
+              + " akri.sh) and serve the kubelet's DRA plugin API (env JAKRI_DRA; default off, not"
+              + " yet proven on a real cluster).")
+  boolean dra;
+
+  @Option(
+      names = "--dra-registry-dir",
+      description =
+          "With --dra: the kubelet's plugin-watcher directory, where akri.sh-reg.sock goes (env"
+              + " JAKRI_DRA_REGISTRY_DIR; default /var/lib/kubelet/plugins_registry).")
+  Path draRegistryDir;
+
+  @Option(
+      names = "--dra-plugins-dir",
+      description =
+          "With --dra: the kubelet's plugins directory, where akri.sh/dra.sock goes (env"
+              + " JAKRI_DRA_PLUGINS_DIR; default /var/lib/kubelet/plugins).")
+  Path draPluginsDir;
+
+  /** The DRA settings the flags ask for; empty when {@code --dra} is off. */
+  Optional<DraOptions> draOptions() {
+    return draOptions(Optional.empty());
+  }
+
+  /**
+   * The DRA settings the flags ask for. With the kubelet emulator ({@code emulatorDir} present)
+   * directories not given go inside the emulator's directory, never the kubelet's.
+   */
+  Optional<DraOptions> draOptions(Optional<Path> emulatorDir) {
+    if (!dra) {
+      return Optional.empty();
+    }
+    Path registry =
+        draRegistryDir != null
+            ? draRegistryDir
+            : emulatorDir
+                .map(d -> d.resolve(DRA_EMULATED_REGISTRY))
+                .orElse(DraOptions.DEFAULT_REGISTRY_DIR);
+    Path plugins =
+        draPluginsDir != null
+            ? draPluginsDir
+            : emulatorDir
+                .map(d -> d.resolve(DRA_EMULATED_PLUGINS))
+                .orElse(DraOptions.DEFAULT_PLUGINS_DIR);
+    return Optional.of(new DraOptions(registry, plugins));
+  }
+
+  /** With the emulator: the DRA directories inside its directory. */
+  static final String DRA_EMULATED_REGISTRY = "plugins_registry";
+
+  static final String DRA_EMULATED_PLUGINS = "plugins";
+
+  @Option(
+      names = "--cdi",
+      description =
+          "Write a CDI spec (akri.sh-<instance>.json, kind akri.sh/<configuration>) for every"
+              + " Instance served here into --cdi-dir, and name the CDI devices in Allocate (env"
+              + " JAKRI_CDI; default off).")
+  boolean cdi;
+
+  @Option(
+      names = "--cdi-dir",
+      description =
+          "Directory of the CDI specs with --cdi (env JAKRI_CDI_DIR; default /var/run/cdi; with"
+              + " --emulate-kubelet a new temporary directory).")
+  Path cdiDir;
+
+  /** The default CDI directory of containerd and CRI-O for generated specs. */
+  static final Path DEFAULT_CDI_DIR = Path.of("/var/run/cdi");
+
+  /** The CDI directory the agent made itself (removed when it stops). */
+  private Optional<Path> temporaryCdiDir = Optional.empty();
+
+  /**
+   * Where CDI specs go: empty without {@code --cdi}; with {@code --emulate-kubelet} and no {@code
+   * --cdi-dir} a new temporary directory (a demo never writes into the node's real one).
+   */
+  Optional<Path> cdiDir() throws IOException {
+    if (!cdi) {
+      return Optional.empty();
+    }
+    if (cdiDir != null) {
+      return Optional.of(cdiDir);
+    }
+    if (emulateKubelet) {
+      Path dir = Files.createTempDirectory("jakri-cdi-");
+      temporaryCdiDir = Optional.of(dir);
+      LoggerFactory.getLogger(Main.class)
+          .info(
+              "CDI specs in the new temporary directory {} (--cdi-dir chooses another; removed"
+                  + " when the agent stops)",
+              dir);
+      return Optional.of(dir);
+    }
+    return Optional.of(DEFAULT_CDI_DIR);
+  }
+
   /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
   Optional<ExternalHandlers.Options> externalHandlers() {
     String dir = discoveryHandlersDir;
@@ -210,6 +307,10 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (cdiDir != null && !cdi) {
+      System.err.println("jakri-agent: --cdi-dir needs --cdi");
+      return 2;
+    }
     logFormat.apply(Optional.of(common.nodeName()));
     OutOfMemoryExit.install();
     if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
@@ -238,13 +339,20 @@ public final class Main implements Callable<Integer> {
         }
         watched = List.of(namespace.strip());
       }
-      return runUntilSignal(
+      AgentOptions clusterOptions =
           common
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(new WatchedNamespaces(watched), tidyNode)
               .withMetricsPort(port)
               .withSafeguards(safeguards())
-              .withExternalHandlers(externalHandlers()));
+              .withExternalHandlers(externalHandlers())
+              .withCdi(cdiDir());
+      return runUntilSignal(
+          clusterOptions.withDra(
+              draOptions(
+                  emulateKubelet
+                      ? Optional.of(clusterOptions.devicePluginDir())
+                      : Optional.empty())));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
@@ -255,7 +363,11 @@ public final class Main implements Callable<Integer> {
             .options(true, Optional.of(config), emulateKubelet)
             .withMetricsPort(port)
             .withSafeguards(safeguards())
-            .withExternalHandlers(externalHandlers());
+            .withExternalHandlers(externalHandlers())
+            .withCdi(cdiDir());
+    options =
+        options.withDra(
+            draOptions(emulateKubelet ? Optional.of(options.devicePluginDir()) : Optional.empty()));
     return runUntilSignal(options);
   }
 
@@ -271,6 +383,8 @@ public final class Main implements Callable<Integer> {
       return 1;
     } finally {
       common.temporaryDir.ifPresent(Main::removeTemporaryDir);
+      // The agent removed its specs when it stopped; what is left here is the empty directory.
+      temporaryCdiDir.ifPresent(Main::deleteTree);
     }
     return 0;
   }
@@ -284,135 +398,13 @@ public final class Main implements Callable<Integer> {
     try {
       Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE));
       Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE + ".tmp"));
+      // --dra with the emulator: its directories, emptied by the agent.
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_PLUGINS).resolve("akri.sh"));
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_PLUGINS));
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_REGISTRY));
       Files.deleteIfExists(dir);
     } catch (IOException e) {
       LoggerFactory.getLogger(Main.class).warn("kept {}: {}", dir, e.toString());
-    }
-  }
-
-  /** Flags every command shares. */
-  static final class Common {
-    static final Path DEFAULT_DEVICE_PLUGIN_DIR = Path.of("/var/lib/kubelet/device-plugins");
-    static final Path DEFAULT_POD_RESOURCES =
-        Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
-
-    @Option(
-        names = "--node-name",
-        description = "This node's name (env JAKRI_NODE_NAME or NODE_NAME; default: host name).")
-    String nodeName;
-
-    @Option(
-        names = "--device-plugin-dir",
-        description =
-            "Kubelet device-plugin directory (default /var/lib/kubelet/device-plugins; with"
-                + " --emulate-kubelet a new temporary directory).")
-    Path devicePluginDir;
-
-    @Option(
-        names = "--pod-resources-socket",
-        description =
-            "Kubelet PodResources socket (default /var/lib/kubelet/pod-resources/kubelet.sock;"
-                + " with --emulate-kubelet pod-resources.sock in the device-plugin dir).")
-    Path podResourcesSocket;
-
-    /** The emulator's directory when the agent made it (removed when the agent stops). */
-    Optional<Path> temporaryDir = Optional.empty();
-
-    @Option(
-        names = "--plugins-dir",
-        description = "Directory of handler plugin jars (default: plugins/ next to the agent jar).")
-    Path pluginsDir;
-
-    @Option(
-        names = "--offline-grace",
-        description =
-            "How long a vanished device stays, unhealthy, before its Instance goes, e.g. 60s, 2m"
-                + " (default ${DEFAULT-VALUE}).",
-        defaultValue = "60s",
-        converter = DurationText.Converter.class)
-    Duration offlineGrace;
-
-    @Option(
-        names = "--reclaim-grace",
-        description =
-            "How long a slot this node holds must be unused by every container (kubelet"
-                + " PodResources) before it is freed, e.g. 20s (default ${DEFAULT-VALUE}).",
-        defaultValue = "20s",
-        converter = DurationText.Converter.class)
-    Duration reclaimGrace;
-
-    /**
-     * The agent's options. With {@code emulate} and no {@code --device-plugin-dir} the emulator
-     * gets a new temporary directory (said in one log line), never the kubelet's, and its
-     * PodResources socket goes inside the emulator's directory unless {@code
-     * --pod-resources-socket} says otherwise.
-     */
-    AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate)
-        throws IOException {
-      Path dir = devicePluginDir;
-      if (dir == null && emulate) {
-        dir = Files.createTempDirectory("jakri-kubelet-");
-        temporaryDir = Optional.of(dir);
-        LoggerFactory.getLogger(Main.class)
-            .info(
-                "kubelet emulator in the new temporary directory {} (--device-plugin-dir chooses"
-                    + " another; removed when the agent stops)",
-                dir);
-      } else if (dir == null) {
-        dir = DEFAULT_DEVICE_PLUGIN_DIR;
-      }
-      Path podResources = podResourcesSocket;
-      if (podResources == null) {
-        podResources =
-            emulate ? dir.resolve(KubeletEmulator.POD_RESOURCES_SOCKET) : DEFAULT_POD_RESOURCES;
-      }
-      return new AgentOptions(
-          nodeName(),
-          standalone,
-          config,
-          emulate,
-          dir,
-          podResources,
-          pluginsDir == null ? defaultPluginsDir() : pluginsDir,
-          offlineGrace,
-          reclaimGrace);
-    }
-
-    String nodeName() {
-      if (nodeName != null && !nodeName.isBlank()) {
-        return nodeName;
-      }
-      String env = System.getenv("NODE_NAME");
-      if (env != null && !env.isBlank()) {
-        return env;
-      }
-      try {
-        return InetAddress.getLocalHost().getHostName().toLowerCase(Locale.ROOT);
-      } catch (UnknownHostException e) {
-        return "localhost";
-      }
-    }
-  }
-
-  /** {@code --class-domains}, shared by the agent and {@code validate}. */
-  static final class ClassDomains {
-    @Option(
-        names = "--class-domains",
-        split = ",",
-        description =
-            "Domains a handler's class resource may be in, comma-separated, exact match (env"
-                + " JAKRI_CLASS_DOMAINS; default ${DEFAULT-VALUE}). akri.sh/<configuration> is"
-                + " always allowed; an empty value allows no other.")
-    List<String> domains = List.copyOf(Safeguards.DEFAULT_CLASS_DOMAINS);
-
-    java.util.Set<String> domains() {
-      java.util.Set<String> result = new java.util.TreeSet<>();
-      for (String d : domains == null ? List.<String>of() : domains) {
-        if (!d.isBlank()) {
-          result.add(d.strip().toLowerCase(Locale.ROOT));
-        }
-      }
-      return result;
     }
   }
 
@@ -427,19 +419,6 @@ public final class Main implements Callable<Integer> {
       // fall through to the working directory
     }
     return Path.of("plugins");
-  }
-
-  /** A keepalive time: a duration of at least gRPC's floor, 10s. */
-  static final class KeepaliveConverter implements CommandLine.ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      Duration d = new DurationText.Converter().convert(value);
-      if (d.compareTo(ExternalHandlers.Settings.MIN_KEEPALIVE) < 0) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is below gRPC's keepalive floor (use 10s or more, e.g. 30s, 5m)");
-      }
-      return d;
-    }
   }
 
   /** A TCP port: 0 (any free port) to 65535. */
@@ -466,6 +445,27 @@ public final class Main implements Callable<Integer> {
     @Override
     public String[] getVersion() {
       return new String[] {"jakri-agent " + Agent.VERSION};
+    }
+  }
+
+  /** Deletes {@code dir} and everything in it, best effort (a file that resists stays). */
+  static void deleteTree(Path dir) {
+    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+      paths
+          .sorted(java.util.Comparator.reverseOrder())
+          .forEach(
+              path -> {
+                try {
+                  Files.deleteIfExists(path);
+                } catch (java.io.IOException e) {
+                  // Best effort: a leftover in the temp dir is not worth failing the demo for.
+                }
+              });
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      // Same: best effort.
     }
   }
 }

@@ -31,7 +31,7 @@ final class ValidateCommand implements Callable<Integer> {
       description = "Handler plugins used to check discoveryDetails (default: next to the jar).")
   Path pluginsDir;
 
-  @CommandLine.Mixin Main.ClassDomains classDomains = new Main.ClassDomains();
+  @CommandLine.Mixin ClassDomainsFlag classDomains = new ClassDomainsFlag();
 
   @Option(
       names = "--device-plugin-dir",

@@ -17,8 +17,6 @@ import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
-import io.jakri.agent.dra.ClaimPreparer;
-import io.jakri.agent.dra.ClaimReader;
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.events.AgentEvents;
@@ -30,6 +28,7 @@ import io.jakri.agent.metrics.AgentMetrics;
 import io.jakri.agent.metrics.HealthServer;
 import io.jakri.agent.mode.AgentMode;
 import io.jakri.agent.mode.ClusterMode;
+import io.jakri.agent.mode.DraParts;
 import io.jakri.agent.mode.StandaloneMode;
 import io.jakri.agent.reclaim.GrpcPodResourcesClient;
 import io.jakri.agent.reclaim.PodResourcesClient;
@@ -90,14 +89,10 @@ public final class Agent implements AutoCloseable {
   private final PodResourcesClient podResources;
   private final SlotReclaimer reclaimer;
   private final AgentMetrics metrics;
-  private final Optional<Dra> dra;
+  private final Optional<DraParts> dra;
 
   private Optional<HealthServer> health = Optional.empty();
   private Optional<ExecutorService> healthExecutor = Optional.empty();
-
-  /** Dynamic Resource Allocation (cluster mode, when enabled): slices and the kubelet plugin. */
-  private record Dra(
-      ResourceSlicePublisher slices, KubeletDraPlugin plugin, ScheduledExecutorService timer) {}
 
   private Agent(
       AgentOptions options, PluginHandlerRegistry handlers, Optional<KubernetesClient> client) {
@@ -205,36 +200,7 @@ public final class Agent implements AutoCloseable {
     plugins.addListener(operatorEvents);
     resources.addClaimListener(operatorEvents);
     handlers.addProblemListener(operatorEvents);
-    this.dra = dra(options, client);
-  }
-
-  /** The DRA parts when enabled; they need the API server, so standalone mode says no. */
-  private Optional<Dra> dra(AgentOptions options, Optional<KubernetesClient> client) {
-    if (options.dra().isEmpty()) {
-      return Optional.empty();
-    }
-    if (client.isEmpty()) {
-      LOG.error(
-          "--dra needs cluster mode (ResourceClaims and ResourceSlices live in the API server);"
-              + " Dynamic Resource Allocation is off");
-      return Optional.empty();
-    }
-    ScheduledExecutorService timer = ownTimer("jakri-dra-slices");
-    ResourceSlicePublisher slices =
-        new ResourceSlicePublisher(
-            client.get(),
-            options.nodeName(),
-            store,
-            resources::locals,
-            timer,
-            Duration.ofMillis(100));
-    store.addListener(slices);
-    discovery.addListener(slices);
-    ClaimPreparer preparer =
-        new ClaimPreparer(options.nodeName(), ClaimReader.of(client.get()), resources, store);
-    KubeletDraPlugin plugin =
-        new KubeletDraPlugin(options.dra().get(), preparer, group, grpcExecutor);
-    return Optional.of(new Dra(slices, plugin, timer));
+    this.dra = options.dra().flatMap(d -> mode.dra(d, group, grpcExecutor));
   }
 
   /** The mode, picked once: cluster mode when there is a client, else standalone. */
@@ -317,8 +283,7 @@ public final class Agent implements AutoCloseable {
     mode.start();
     mode.configurations().start();
     if (dra.isPresent()) {
-      dra.get().plugin().start();
-      dra.get().slices().start();
+      dra.get().start();
     }
     reclaimer.start();
     if (options.metricsPort() >= 0) {
@@ -431,12 +396,12 @@ public final class Agent implements AutoCloseable {
 
   /** The ResourceSlice publisher, when DRA is on. */
   public Optional<ResourceSlicePublisher> resourceSlices() {
-    return dra.map(Dra::slices);
+    return dra.map(DraParts::slices);
   }
 
   /** The kubelet DRA plugin, when DRA is on. */
   public Optional<KubeletDraPlugin> draPlugin() {
-    return dra.map(Dra::plugin);
+    return dra.map(DraParts::plugin);
   }
 
   public SlotReclaimer reclaimer() {
@@ -450,17 +415,7 @@ public final class Agent implements AutoCloseable {
   @Override
   public void close() {
     externalHandlers.ifPresent(ExternalHandlers::stopServing);
-    dra.ifPresent(
-        d -> {
-          d.plugin().close();
-          d.timer().shutdownNow();
-          try {
-            d.timer().awaitTermination(5, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          d.slices().close();
-        });
+    dra.ifPresent(DraParts::close);
     health.ifPresent(HealthServer::close);
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();

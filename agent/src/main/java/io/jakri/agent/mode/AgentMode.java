@@ -1,5 +1,6 @@
 package io.jakri.agent.mode;
 
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.cluster.ApiCalls;
@@ -8,12 +9,14 @@ import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.metrics.HealthServer;
 import java.io.IOException;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 
 /**
  * What differs between the agent's two modes, {@link StandaloneMode} (Configurations from files,
@@ -66,6 +69,12 @@ public sealed interface AgentMode permits StandaloneMode, ClusterMode {
    * mode keeps true. Called once, before {@link #start}.
    */
   void attach(NodeParts node);
+
+  /**
+   * Dynamic Resource Allocation's parts for {@code options}, when the mode can serve them
+   * (ResourceClaims and ResourceSlices live in the API server); called once, after {@link #attach}.
+   */
+  Optional<DraParts> dra(DraOptions options, EventLoopGroup group, Executor grpcExecutor);
 
   /** Where Configurations come from; available once {@link #attach attached}. */
   ConfigurationSource configurations();

@@ -4,7 +4,9 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.allocation.ClaimKeeper;
+import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
 import io.jakri.agent.cluster.ConfigurationWatcher;
@@ -20,6 +22,11 @@ import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.dra.ClaimPreparer;
+import io.jakri.agent.dra.ClaimReader;
+import io.jakri.agent.dra.DraOptions;
+import io.jakri.agent.dra.KubeletDraPlugin;
+import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.metrics.HealthServer;
@@ -28,6 +35,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -72,6 +80,7 @@ public final class ClusterMode implements AgentMode {
 
   // Set once by attach(), before start() lets anything call back.
   private DiscoveryManager discovery;
+  private NodeResources resources;
   private DevicePluginManager plugins;
   private ConfigurationStatusPublisher status;
 
@@ -167,6 +176,7 @@ public final class ClusterMode implements AgentMode {
   @Override
   public void attach(NodeParts node) {
     this.discovery = node.discovery();
+    this.resources = node.resources();
     this.plugins = node.plugins();
     this.status =
         new ConfigurationStatusPublisher(
@@ -208,6 +218,19 @@ public final class ClusterMode implements AgentMode {
     store.addListener(new Repair(node));
     // Other writers may delete, replace or edit Instances: this node's claims are written back.
     new ClaimKeeper(node.claims(), node.updates(), apiWrites).start();
+  }
+
+  @Override
+  public Optional<DraParts> dra(DraOptions options, EventLoopGroup group, Executor grpcExecutor) {
+    ScheduledExecutorService timer = DraParts.newTimer();
+    ResourceSlicePublisher slices =
+        new ResourceSlicePublisher(
+            client, nodeName, store, resources::locals, timer, Duration.ofMillis(100));
+    store.addListener(slices);
+    discovery.addListener(slices);
+    ClaimPreparer preparer = new ClaimPreparer(nodeName, ClaimReader.of(client), resources, store);
+    KubeletDraPlugin plugin = new KubeletDraPlugin(options, preparer, group, grpcExecutor);
+    return Optional.of(new DraParts(slices, plugin, timer));
   }
 
   @Override

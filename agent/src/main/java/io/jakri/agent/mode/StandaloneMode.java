@@ -1,10 +1,12 @@
 package io.jakri.agent.mode;
 
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceListing;
 import io.jakri.agent.instance.InstanceStore;
@@ -13,7 +15,10 @@ import io.jakri.agent.metrics.HealthServer;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Standalone mode: Configurations from YAML files, Instances in memory (listed on {@code
@@ -21,6 +26,8 @@ import java.util.concurrent.ScheduledExecutorService;
  * its own to start or stop besides the files.
  */
 public final class StandaloneMode implements AgentMode {
+
+  private static final Logger LOG = LoggerFactory.getLogger(StandaloneMode.class);
 
   private final Path config;
   private final ScheduledExecutorService scheduler;
@@ -76,6 +83,15 @@ public final class StandaloneMode implements AgentMode {
   @Override
   public void attach(NodeParts node) {
     files = new ConfigurationFiles(config, scheduler, node.discovery()::apply);
+  }
+
+  /** DRA needs the API server: off, said once. */
+  @Override
+  public Optional<DraParts> dra(DraOptions options, EventLoopGroup group, Executor grpcExecutor) {
+    LOG.error(
+        "--dra needs cluster mode (ResourceClaims and ResourceSlices live in the API server);"
+            + " Dynamic Resource Allocation is off");
+    return Optional.empty();
   }
 
   @Override

@@ -3,10 +3,12 @@ package io.jakri.agent.mode;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.jakri.agent.LogCapture;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -60,6 +62,22 @@ class StandaloneModeTest {
     assertThatThrownBy(() -> mode.properties().resolve(fromSecret))
         .isInstanceOf(PropertyResolver.UnresolvableException.class)
         .hasMessageContaining("standalone mode takes literal values only");
+  }
+
+  @Test
+  void refusesDraWithOneErrorLine() {
+    StandaloneMode mode =
+        new StandaloneMode(Optional.of(Path.of("c.yaml")), scheduler, Events.discard());
+    try (LogCapture logs = LogCapture.of(StandaloneMode.class)) {
+      assertThat(
+              mode.dra(
+                  new DraOptions(Path.of("registry"), Path.of("plugins")), null, Runnable::run))
+          .isEmpty();
+      assertThat(logs.messages())
+          .containsExactly(
+              "--dra needs cluster mode (ResourceClaims and ResourceSlices live in the API"
+                  + " server); Dynamic Resource Allocation is off");
+    }
   }
 
   @Test

@@ -151,7 +151,11 @@ public final class ClaimPreparer {
       }
       Optional<Slot> slot = lookup(r.getPool(), r.getDevice());
       if (slot.isEmpty()) {
-        return Result.failed(where + " is not published by node " + node + " (gone?)");
+        return Result.failed(
+            where
+                + (isSharedPool(r.getPool())
+                    ? " is not seen by node " + node + " (gone?)"
+                    : " is not published by node " + node + " (gone?)"));
       }
       if (!slot.get().device().online()) {
         return Result.failed(where + " is offline on node " + node);
@@ -290,6 +294,12 @@ public final class ClaimPreparer {
     return shared
         ? DraNames.sharedPool(d.configuration().name())
         : DraNames.pool(node, d.configuration().name());
+  }
+
+  /** Whether a pool is the shared pool of a Configuration this node has devices of. */
+  private boolean isSharedPool(String pool) {
+    return resources.locals().stream()
+        .anyMatch(d -> DraNames.sharedPool(d.configuration().name()).equals(pool));
   }
 
   /** Whether the stored Instance lists this node among the nodes that see it. */

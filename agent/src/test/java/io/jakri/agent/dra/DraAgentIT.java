@@ -508,8 +508,7 @@ class DraAgentIT {
                 + NODE
                 + " (no such pool here)");
     assertThat(claims.path(missing.getMetadata().getUid()).path("error").asText())
-        .isEqualTo(
-            "device " + pool + "/mixed-000000-0 is not published by node " + NODE + " (gone?)");
+        .isEqualTo("device " + pool + "/mixed-000000-0 is not seen by node " + NODE + " (gone?)");
     assertThat(claims.path(unknown[1]).path("error").asText())
         .isEqualTo("ResourceClaim default/no-such-claim not found");
     assertThat(claims.path(wrongUid[1]).path("error").asText())

@@ -7,6 +7,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.allocation.ClaimKeeper;
 import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.cdi.CdiSpecs;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
 import io.jakri.agent.cluster.ConfigurationWatcher;
@@ -90,6 +91,7 @@ public final class Agent implements AutoCloseable {
   private final DevicePluginManager plugins;
   private final InstanceStore store;
   private final NodeResources resources;
+  private final Optional<CdiSpecs> cdi;
   private final PluginHandlerRegistry handlers;
   private final Optional<ExternalHandlers> externalHandlers;
   private final HandlerRegistry allHandlers;
@@ -168,7 +170,8 @@ public final class Agent implements AutoCloseable {
     this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     LocalClaims claims = new LocalClaims(options.nodeName());
-    this.resources = new NodeResources(options.nodeName(), updates, plugins, claims);
+    this.cdi = options.cdiDir().map(CdiSpecs::new);
+    this.resources = new NodeResources(options.nodeName(), updates, plugins, claims, cdi);
     store.addListener(resources);
     this.handlers = handlers;
     this.externalHandlers =
@@ -452,6 +455,8 @@ public final class Agent implements AutoCloseable {
     }
     // Sockets of an agent that was killed (no shutdown) would stay in the kubelet's directory.
     StaleSockets.remove(options.devicePluginDir());
+    // Likewise specs of ours in the CDI directory, before discovery writes the current ones.
+    cdi.ifPresent(CdiSpecs::start);
     plugins.start();
     handlers.loadAll();
     handlers.watch(scheduler);
@@ -646,6 +651,11 @@ public final class Agent implements AutoCloseable {
     return resources;
   }
 
+  /** The CDI specs, when {@code --cdi} is on. */
+  public Optional<CdiSpecs> cdiSpecs() {
+    return cdi;
+  }
+
   /** Every handler: the plugins' and the registered external ones (which win on equal names). */
   public HandlerRegistry handlers() {
     return allHandlers;
@@ -716,6 +726,7 @@ public final class Agent implements AutoCloseable {
     discovery.close();
     externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
+    cdi.ifPresent(CdiSpecs::close);
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();
     cluster.ifPresent(

@@ -25,6 +25,8 @@ import java.util.Optional;
  * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
  * @param dra cluster mode: where the kubelet DRA plugin registers and serves, and ResourceSlices
  *     are published; empty: Dynamic Resource Allocation off
+ * @param cdiDir where the CDI spec of every Instance served here is written (and Allocate names the
+ *     CDI devices); empty: CDI off
  */
 public record AgentOptions(
     String nodeName,
@@ -41,7 +43,44 @@ public record AgentOptions(
     int metricsPort,
     Safeguards safeguards,
     Optional<ExternalHandlers.Options> externalHandlers,
-    Optional<DraOptions> dra) {
+    Optional<DraOptions> dra,
+    Optional<Path> cdiDir) {
+
+  /** Options without CDI. */
+  public AgentOptions(
+      String nodeName,
+      boolean standalone,
+      Optional<Path> config,
+      boolean emulateKubelet,
+      Path devicePluginDir,
+      Path podResourcesSocket,
+      Path pluginsDir,
+      Duration offlineGrace,
+      Duration reclaimGrace,
+      WatchedNamespaces namespaces,
+      boolean tidyNode,
+      int metricsPort,
+      Safeguards safeguards,
+      Optional<ExternalHandlers.Options> externalHandlers,
+      Optional<DraOptions> dra) {
+    this(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespaces,
+        tidyNode,
+        metricsPort,
+        safeguards,
+        externalHandlers,
+        dra,
+        Optional.empty());
+  }
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -144,6 +183,13 @@ public record AgentOptions(
     return copy.build();
   }
 
+  /** A copy writing CDI specs into {@code dir} (empty: CDI off). */
+  public AgentOptions withCdi(Optional<Path> dir) {
+    Copy copy = new Copy(this);
+    copy.cdiDir = dir;
+    return copy.build();
+  }
+
   /** The components of a record being copied, so that each {@code with*} names only its change. */
   private static final class Copy {
     private final String nodeName;
@@ -161,6 +207,7 @@ public record AgentOptions(
     private Safeguards safeguards;
     private Optional<ExternalHandlers.Options> externalHandlers;
     private Optional<DraOptions> dra;
+    private Optional<Path> cdiDir;
 
     Copy(AgentOptions o) {
       nodeName = o.nodeName;
@@ -178,6 +225,7 @@ public record AgentOptions(
       safeguards = o.safeguards;
       externalHandlers = o.externalHandlers;
       dra = o.dra;
+      cdiDir = o.cdiDir;
     }
 
     AgentOptions build() {
@@ -196,7 +244,8 @@ public record AgentOptions(
           metricsPort,
           safeguards,
           externalHandlers,
-          dra);
+          dra,
+          cdiDir);
     }
   }
 }

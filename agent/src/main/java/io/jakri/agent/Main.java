@@ -242,6 +242,51 @@ public final class Main implements Callable<Integer> {
 
   static final String DRA_EMULATED_PLUGINS = "plugins";
 
+  @Option(
+      names = "--cdi",
+      description =
+          "Write a CDI spec (akri.sh-<instance>.json, kind akri.sh/<configuration>) for every"
+              + " Instance served here into --cdi-dir, and name the CDI devices in Allocate (env"
+              + " JAKRI_CDI; default off).")
+  boolean cdi;
+
+  @Option(
+      names = "--cdi-dir",
+      description =
+          "Directory of the CDI specs with --cdi (env JAKRI_CDI_DIR; default /var/run/cdi; with"
+              + " --emulate-kubelet a new temporary directory).")
+  Path cdiDir;
+
+  /** The default CDI directory of containerd and CRI-O for generated specs. */
+  static final Path DEFAULT_CDI_DIR = Path.of("/var/run/cdi");
+
+  /** The CDI directory the agent made itself (removed when it stops). */
+  private Optional<Path> temporaryCdiDir = Optional.empty();
+
+  /**
+   * Where CDI specs go: empty without {@code --cdi}; with {@code --emulate-kubelet} and no {@code
+   * --cdi-dir} a new temporary directory (a demo never writes into the node's real one).
+   */
+  Optional<Path> cdiDir() throws IOException {
+    if (!cdi) {
+      return Optional.empty();
+    }
+    if (cdiDir != null) {
+      return Optional.of(cdiDir);
+    }
+    if (emulateKubelet) {
+      Path dir = Files.createTempDirectory("jakri-cdi-");
+      temporaryCdiDir = Optional.of(dir);
+      LoggerFactory.getLogger(Main.class)
+          .info(
+              "CDI specs in the new temporary directory {} (--cdi-dir chooses another; removed"
+                  + " when the agent stops)",
+              dir);
+      return Optional.of(dir);
+    }
+    return Optional.of(DEFAULT_CDI_DIR);
+  }
+
   /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
   Optional<ExternalHandlers.Options> externalHandlers() {
     String dir = discoveryHandlersDir;
@@ -271,6 +316,10 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (cdiDir != null && !cdi) {
+      System.err.println("jakri-agent: --cdi-dir needs --cdi");
+      return 2;
+    }
     logFormat.apply(Optional.of(common.nodeName()));
     OutOfMemoryExit.install();
     if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
@@ -305,7 +354,8 @@ public final class Main implements Callable<Integer> {
               .inCluster(new WatchedNamespaces(watched), tidyNode)
               .withMetricsPort(port)
               .withSafeguards(safeguards())
-              .withExternalHandlers(externalHandlers());
+              .withExternalHandlers(externalHandlers())
+              .withCdi(cdiDir());
       return runUntilSignal(
           clusterOptions.withDra(
               draOptions(
@@ -322,7 +372,8 @@ public final class Main implements Callable<Integer> {
             .options(true, Optional.of(config), emulateKubelet)
             .withMetricsPort(port)
             .withSafeguards(safeguards())
-            .withExternalHandlers(externalHandlers());
+            .withExternalHandlers(externalHandlers())
+            .withCdi(cdiDir());
     options =
         options.withDra(
             draOptions(emulateKubelet ? Optional.of(options.devicePluginDir()) : Optional.empty()));
@@ -341,6 +392,8 @@ public final class Main implements Callable<Integer> {
       return 1;
     } finally {
       common.temporaryDir.ifPresent(Main::removeTemporaryDir);
+      // The agent removed its specs when it stopped; what is left here is the empty directory.
+      temporaryCdiDir.ifPresent(Main::deleteTree);
     }
     return 0;
   }

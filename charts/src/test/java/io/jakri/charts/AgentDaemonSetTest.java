@@ -234,6 +234,33 @@ class AgentDaemonSetTest {
   }
 
   @Test
+  void cdiIsOffByDefaultAndOnWritesIntoTheHostsCdiDirectory() {
+    RenderedChart off = RenderedChart.render();
+    assertThat(RenderedChart.strings(agentContainer(off).get("args")))
+        .noneMatch(a -> a.startsWith("--cdi"));
+    assertThat(mounts(agentContainer(off))).doesNotContainKey("/var/run/cdi");
+
+    RenderedChart on =
+        RenderedChart.parse(
+            new Helm(RenderedChart.CHART)
+                .template()
+                .withName("jakri")
+                .withNamespace("jakri")
+                .set("agent.cdi.enabled", "true")
+                .call());
+    assertThat(RenderedChart.strings(agentContainer(on).get("args")))
+        .contains("--cdi", "--cdi-dir=/var/run/cdi");
+    assertThat(mounts(agentContainer(on))).containsEntry("/var/run/cdi", "cdi");
+    Map<String, Object> volume =
+        maps(podSpec(on).get("volumes")).stream()
+            .filter(v -> "cdi".equals(v.get("name")))
+            .findFirst()
+            .orElseThrow();
+    assertThat(get(volume, "hostPath", "path")).isEqualTo("/var/run/cdi");
+    assertThat(get(volume, "hostPath", "type")).isEqualTo("DirectoryOrCreate");
+  }
+
+  @Test
   void extraPluginJarsWithoutASourceAreRefused() {
     assertThatThrownBy(
             () ->

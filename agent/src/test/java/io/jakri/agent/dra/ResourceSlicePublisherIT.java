@@ -453,6 +453,53 @@ class ResourceSlicePublisherIT {
     }
   }
 
+  @Test
+  void aSharedPoolAPreviousRunLeftIsRewrittenWithTheNextGeneration() throws Exception {
+    String pool = DraNames.sharedPool("kept");
+    for (int i = 0; i < 2; i++) {
+      client
+          .resources(ResourceSlice.class)
+          .resource(
+              new ResourceSliceBuilder()
+                  .withMetadata(
+                      new ObjectMetaBuilder()
+                          .withName(DraNames.slice(pool, i))
+                          .withLabels(
+                              Map.of(
+                                  ResourceSlicePublisher.MANAGED_BY,
+                                  ResourceSlicePublisher.MANAGER,
+                                  ResourceSlicePublisher.CONFIGURATION_LABEL,
+                                  "kept"))
+                          .build())
+                  .withNewSpec()
+                  .withDriver("akri.sh")
+                  .withPerDeviceNodeSelection(true)
+                  .withNewPool()
+                  .withName(pool)
+                  .withGeneration(7L)
+                  .withResourceSliceCount(2L)
+                  .endPool()
+                  .endSpec()
+                  .build())
+          .create();
+    }
+    ConfigurationSpec cfg = spec("kept", 1);
+    String name = InstanceNames.instanceName("kept", "k-1", true, NODE);
+    locals.add(new LocalDevice(name, cfg, DiscoveredDevice.of("k-1", Map.of(), true), true));
+    store.create(Instance.create(name, "kept", 1, true, NODE, Map.of()));
+    publisher.start();
+    // One slice now: generation 8 (after the 7 it found), the second slice deleted.
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                poolSlices(pool).size() == 1
+                    && poolSlices(pool).get(0).getSpec().getPool().getGeneration() == 8L);
+    assertThat(poolDevices(pool)).extracting(Device::getName).containsExactly(name + "-0");
+    assertThat(poolSlices(pool).get(0).getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
+    assertThat(poolSlices(DraNames.pool(NODE, "kept"))).isEmpty();
+  }
+
   List<ResourceSlice> poolSlices(String pool) {
     return client.resources(ResourceSlice.class).list().getItems().stream()
         .filter(s -> pool.equals(s.getSpec().getPool().getName()))

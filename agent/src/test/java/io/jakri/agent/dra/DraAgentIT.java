@@ -664,6 +664,49 @@ class DraAgentIT {
     }
   }
 
+  /** An unshared device (the simulated handler's) stays in its node's pool, prepared from it. */
+  @Test
+  void anUnsharedDeviceStaysInItsNodesPoolAndIsPreparedFromIt() throws Exception {
+    kubelet.awaitRegistered();
+    Configuration c =
+        client
+            .getKubernetesSerialization()
+            .unmarshal(
+                TestAgent.configuration("solo", "simulated", 1, "count: 1\nshared: false\n"),
+                Configuration.class);
+    client.resources(Configuration.class).inNamespace(NS).resource(c).create();
+    await().atMost(Duration.ofSeconds(20)).until(() -> devices(NODE, "solo").size() == 1);
+    ResourceSlice slice = slices(NODE, "solo").get(0);
+    assertThat(slice.getSpec().getNodeName()).isEqualTo(NODE);
+    assertThat(slice.getSpec().getPerDeviceNodeSelection()).isNull();
+    Device device = slice.getSpec().getDevices().get(0);
+    assertThat(device.getNodeSelector()).isNull();
+    assertThat(device.getAttributes().get("akri.sh/shared").getBool()).isFalse();
+    assertThat(sharedSlices("solo")).isEmpty();
+    String slot = device.getName();
+    String instance = string(device, "akri.sh/instance");
+    ResourceClaim claim = allocatedClaim("solo-claim", NODE + "-solo", slot);
+    ResourceClaim missing = allocatedClaim("solo-missing", NODE + "-solo", "solo-000000-0");
+    ResourceClaim shared = allocatedClaim("solo-shared", "solo-shared", slot);
+    JsonNode answer = kubelet.prepare("v1", ref(claim), ref(missing), ref(shared));
+    JsonNode good = answer.path("claims").path(claim.getMetadata().getUid());
+    assertThat(good.path("error").asText()).isEmpty();
+    assertThat(good.path("devices").get(0).path("pool_name").asText()).isEqualTo(NODE + "-solo");
+    assertThat(usage(instance))
+        .containsEntry(slot, "D:" + claim.getMetadata().getUid() + ":" + NODE);
+    assertThat(answer.path("claims").path(missing.getMetadata().getUid()).path("error").asText())
+        .isEqualTo(
+            "device " + NODE + "-solo/solo-000000-0 is not published by node " + NODE + " (gone?)");
+    // An unshared device is not in the Configuration's shared pool.
+    assertThat(answer.path("claims").path(shared.getMetadata().getUid()).path("error").asText())
+        .isEqualTo(
+            "device solo-shared/" + slot + " is not on node " + NODE + " (no such pool here)");
+    kubelet.unprepare("v1", ref(claim));
+    assertThat(usage(instance)).containsEntry(slot, "");
+    client.resources(Configuration.class).inNamespace(NS).withName("solo").delete();
+    await().atMost(Duration.ofSeconds(20)).until(() -> slices(NODE, "solo").isEmpty());
+  }
+
   /**
    * The shipped example (examples/dra): its Configuration, on this node instead of minikube,
    * publishes the attribute its ResourceClaimTemplate selects on, in the DeviceClass it names; the

@@ -195,7 +195,8 @@ public final class Agent implements AutoCloseable {
                 options.safeguards().classDomains(),
                 new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
             options.safeguards().allowReservedBrokerEnv(),
-            options.safeguards().slotLimits());
+            options.safeguards().slotLimits(),
+            options.safeguards().handlerLimits());
     Events events = Events.logging(LOG);
     if (client.isEmpty()) {
       this.configurationFiles =
@@ -288,7 +289,8 @@ public final class Agent implements AutoCloseable {
             () -> handlers.problems().size(),
             reclaimer::reclaimed,
             Optional.ofNullable(client.isPresent() ? calls : null),
-            System::nanoTime);
+            System::nanoTime,
+            discovery::strandedThreads);
     plugins.addListener(metrics);
     discovery.addListener(metrics);
     resources.addClaimListener(metrics);

@@ -260,10 +260,11 @@ final class HandlerThreads implements AutoCloseable {
     for (var it = pools.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<DiscoveryHandler, Pool> e = it.next();
       if (!keep.contains(e.getKey())) {
+        Pool pool = e.getValue(); // an IdentityHashMap entry is invalid once removed
         it.remove();
-        e.getValue().stop();
-        if (e.getValue().stranded() > 0) {
-          retired.add(e.getValue());
+        pool.stop();
+        if (pool.stranded() > 0) {
+          retired.add(pool);
         }
       }
     }

@@ -228,4 +228,36 @@ class HandlerStallIT {
       await().atMost(Duration.ofSeconds(20)).until(() -> stranded(a, "scheduler-hog") >= 1);
     }
   }
+
+  @Test
+  void pluginWhoseCodeBlocksWhileLoadingIsRefusedAndLoadingGoesOn() throws Exception {
+    Path plugins = plugins();
+    try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+      Path staging = tmp.resolve("name-hanger.jar");
+      PluginJars.plugin(
+          staging, "name-hanger", ">=0.1.0", List.of(MisbehavingHandlers.NameHanging.class));
+      Files.move(staging, plugins.resolve("name-hanger.jar"), StandardCopyOption.ATOMIC_MOVE);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> threadsIn(MisbehavingHandlers.NameHanging.class) == 1);
+
+      // Config files are still read while the plugin's name() hangs...
+      a.writeConfig(
+          "sim", TestAgent.configuration("sim", "simulated", 1, "count: 2\nresourceName: " + SIM));
+      a.awaitAllocatable(SIM, 2, Duration.ofSeconds(20));
+
+      // ...the jar is refused after the timeout, and a jar dropped in later still loads.
+      staging = tmp.resolve("late.jar");
+      PluginJars.plugin(staging, "late", ">=0.1.0", List.of(MisbehavingHandlers.Late.class));
+      Files.move(staging, plugins.resolve("late.jar"), StandardCopyOption.ATOMIC_MOVE);
+      a.writeConfig("late", TestAgent.configuration("late", "late", 1, ""));
+      String late = "akri.sh/" + InstanceNames.instanceName("late", "late-0", true, "node-a");
+      a.awaitAllocatable(late, 1, Duration.ofSeconds(40));
+      assertThat(a.agent.pluginProblems())
+          .anyMatch(
+              p ->
+                  p.jar().getFileName().toString().equals("name-hanger.jar")
+                      && p.reason().contains("did not create its handlers within 10s"));
+    }
+  }
 }

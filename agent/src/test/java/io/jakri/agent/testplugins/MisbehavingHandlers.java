@@ -354,6 +354,26 @@ public final class MisbehavingHandlers {
     }
   }
 
+  /** Never returns from name() (until interrupted): its plugin cannot be loaded. */
+  @org.pf4j.Extension
+  public static final class NameHanging implements DiscoveryHandler {
+    @Override
+    public String name() {
+      awaitForever();
+      return "name-hanger";
+    }
+
+    @Override
+    public Validation validate(DiscoveryContext context) {
+      return Validation.ok();
+    }
+
+    @Override
+    public Discovery start(DiscoveryContext context, DeviceListener listener) {
+      return () -> {};
+    }
+  }
+
   private static java.nio.file.Path markStart(DiscoveryContext context)
       throws io.jakri.handler.InvalidDetailsException {
     Object dir = io.jakri.handler.SafeYaml.loadMap(context.discoveryDetails()).get("dir");

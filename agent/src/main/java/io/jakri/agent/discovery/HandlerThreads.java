@@ -34,9 +34,10 @@ import org.slf4j.LoggerFactory;
  * and left to run), and so is a scheduler task running that long (the scheduler gets another thread
  * for the handler's other tasks); each is logged and counted as a <em>stranded</em> thread until it
  * returns. A handler with {@link HandlerLimits#strandedThreads} stranded threads gets no new call
- * (refused at once) and no new scheduler thread, so a handler that never returns costs at most that
- * many threads. The agent's own timer is used only to time calls and to watch the schedulers, never
- * to run handler code.
+ * (refused at once) and no new scheduler thread, so a handler that never returns costs a bounded
+ * number of threads: at most {@code strandedThreads} call threads and {@code strandedThreads + 1}
+ * scheduler threads, idle ones ending after 30 s. The agent's own timer is used only to time calls
+ * and to watch the schedulers, never to run handler code.
  */
 final class HandlerThreads implements AutoCloseable {
 
@@ -386,6 +387,9 @@ final class HandlerThreads implements AutoCloseable {
     HandlerScheduler(ThreadFactory threads) {
       super(1, threads);
       setRemoveOnCancelPolicy(true);
+      // A handler with nothing scheduled keeps no thread.
+      setKeepAliveTime(30, TimeUnit.SECONDS);
+      allowCoreThreadTimeOut(true);
       // On stop, periodic tasks end; one-shot tasks already queued (a close's clean-up) still run.
       setContinueExistingPeriodicTasksAfterShutdownPolicy(false);
     }

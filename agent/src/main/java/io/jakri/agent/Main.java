@@ -8,6 +8,8 @@ import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.logging.DurationText;
+import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -41,7 +43,7 @@ import sun.misc.Signal;
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
     description = "jakri node agent: discovers devices and serves them to the kubelet.",
-    defaultValueProvider = Main.EnvDefaults.class,
+    defaultValueProvider = EnvDefaults.class,
     subcommands = {Main.DemoCommand.class, Main.ValidateCommand.class})
 public final class Main implements Callable<Integer> {
 
@@ -317,7 +319,7 @@ public final class Main implements Callable<Integer> {
             "How long a vanished device stays, unhealthy, before its Instance goes, e.g. 60s, 2m"
                 + " (default ${DEFAULT-VALUE}).",
         defaultValue = "60s",
-        converter = DurationConverter.class)
+        converter = DurationText.Converter.class)
     Duration offlineGrace;
 
     @Option(
@@ -326,7 +328,7 @@ public final class Main implements Callable<Integer> {
             "How long a slot this node holds must be unused by every container (kubelet"
                 + " PodResources) before it is freed, e.g. 20s (default ${DEFAULT-VALUE}).",
         defaultValue = "20s",
-        converter = DurationConverter.class)
+        converter = DurationText.Converter.class)
     Duration reclaimGrace;
 
     /**
@@ -417,48 +419,6 @@ public final class Main implements Callable<Integer> {
     return Path.of("plugins");
   }
 
-  /**
-   * Parses {@code 60s}, {@code 2m}, {@code 1h}, {@code 500ms} or ISO-8601 {@code PT1M}; a negative
-   * duration is refused.
-   */
-  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      Duration d = parse(value);
-      if (d.isNegative()) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is negative (use 0 or more, e.g. 60s, 2m, 500ms)");
-      }
-      return d;
-    }
-
-    private static Duration parse(String value) {
-      String v = value.strip().toLowerCase(Locale.ROOT);
-      try {
-        if (v.startsWith("pt")) {
-          return Duration.parse(v.toUpperCase(Locale.ROOT));
-        }
-        if (v.endsWith("ms")) {
-          return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-        }
-        long n = Long.parseLong(v.substring(0, v.length() - 1));
-        switch (v.charAt(v.length() - 1)) {
-          case 's':
-            return Duration.ofSeconds(n);
-          case 'm':
-            return Duration.ofMinutes(n);
-          case 'h':
-            return Duration.ofHours(n);
-          default:
-            return Duration.ofSeconds(Long.parseLong(v));
-        }
-      } catch (RuntimeException e) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is not a duration (use e.g. 60s, 2m, 500ms)");
-      }
-    }
-  }
-
   /** A TCP port: 0 (any free port) to 65535. */
   static final class PortConverter implements CommandLine.ITypeConverter<Integer> {
     @Override
@@ -475,20 +435,6 @@ public final class Main implements Callable<Integer> {
             "'" + value + "' is not a port (use 0 to 65535; 0 for any free port)");
       }
       return port;
-    }
-  }
-
-  /** Flag defaults from env vars: {@code --foo-bar} reads {@code JAKRI_FOO_BAR}. */
-  public static final class EnvDefaults implements CommandLine.IDefaultValueProvider {
-    @Override
-    public String defaultValue(CommandLine.Model.ArgSpec argSpec) {
-      if (!(argSpec instanceof CommandLine.Model.OptionSpec option)) {
-        return null;
-      }
-      String name = option.longestName().replaceFirst("^--", "");
-      String env = "JAKRI_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
-      String value = System.getenv(env);
-      return value == null || value.isEmpty() ? null : value;
     }
   }
 
@@ -530,7 +476,7 @@ public final class Main implements Callable<Integer> {
 
     @Option(
         names = "--offline-grace",
-        converter = DurationConverter.class,
+        converter = DurationText.Converter.class,
         defaultValue = "60s",
         description = "Offline grace period (default ${DEFAULT-VALUE}).")
     Duration offlineGrace;

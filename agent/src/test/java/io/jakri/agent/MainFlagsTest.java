@@ -2,6 +2,7 @@ package io.jakri.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.logging.DurationText;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;
@@ -108,7 +109,7 @@ class MainFlagsTest {
 
   @Test
   void zeroIsAValidGraceAndPortAndIsoDurationsStillParse() {
-    Main.DurationConverter durations = new Main.DurationConverter();
+    DurationText.Converter durations = new DurationText.Converter();
     Main.PortConverter ports = new Main.PortConverter();
 
     assertThat(durations.convert("0s")).isZero();

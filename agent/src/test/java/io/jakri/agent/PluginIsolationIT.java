@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.discovery.DiscoveryManager.State;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.testplugins.MisbehavingHandlers;
+import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.kubelet.emulator.Pod;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.allocation.EnvContractTest;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.emulator.AdmissionException;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.ContainerAllocation;
@@ -193,10 +193,11 @@ class StandaloneAgentIT {
     List<String> ids = pod.container("c").deviceIds("example.com/widget");
     assertThat(ids).hasSize(2);
     assertThat(ids.stream().map(i -> i.substring(0, i.lastIndexOf('-'))).distinct()).hasSize(2);
+    // Two distinct devices: each one's envPrefix env var (named after its device id).
     assertThat(pod.container("c").envs())
         .containsEntry("EXAMPLECOM_WIDGET_NUM_DEVICES", "2")
-        .containsKeys(
-            "EXAMPLECOM_WIDGET_DEV0_SIMPLE_DEVICE", "EXAMPLECOM_WIDGET_DEV1_SIMPLE_DEVICE")
+        .containsEntry("SIMPLE_DEVICE_simple-device-node-a-0", "/dev/0")
+        .containsEntry("SIMPLE_DEVICE_simple-device-node-a-1", "/dev/1")
         .satisfies(env -> assertThat(env).doesNotContainKey("EXAMPLECOM_WIDGET_DEV2_ID"));
     for (String id : ids) {
       String instance = id.substring(0, id.lastIndexOf('-'));
@@ -318,6 +319,6 @@ class StandaloneAgentIT {
   }
 
   private static String instanceName(String config, String id, String node) {
-    return io.jakri.agent.instance.InstanceNames.instanceName(config, id, false, node);
+    return io.jakri.crd.InstanceNames.instanceName(config, id, false, node);
   }
 }

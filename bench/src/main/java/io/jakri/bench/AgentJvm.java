@@ -30,17 +30,17 @@ final class AgentJvm {
    * Added for cluster mode (what the chart runs): C1 compiles a method after a quarter of the usual
    * invocations. Without it, the Allocate path (a slot claim through fabric8, Jackson and Vert.x)
    * still ran interpreted after 600 Allocates, because the compile queue stays busy with the API
-   * client's code: JFR found half the agent's samples in interpreted frames, 5.8-6.4 ms of agent
-   * CPU per Allocate against 3.0-3.3 ms with it. It costs about 2 MB of idle RSS and 0.2 s of
-   * start-up CPU, which a standalone agent (0.3 ms per Allocate) need not pay.
+   * client's code (JFR found half the agent's samples in interpreted frames). It costs idle RSS and
+   * start-up CPU, which a standalone agent need not pay. The figures: bench/README.md, "Recommended
+   * JVM flags for the chart".
    */
   static final List<String> CLUSTER_EXTRA = List.of("-XX:CompileThresholdScaling=0.25");
 
   /**
    * In the recommended flags for a standalone agent only: one C1 compiler thread instead of the
-   * ergonomic 2 (on 2 cores) saves about 1 MB of idle RSS (79.4-79.5 MB against 80.4-80.7 MB) and
-   * did not slow the start or the restart recovery measurably. Cluster mode keeps the ergonomic
-   * count: there the compile queue is what kept the Allocate path interpreted.
+   * ergonomic 2 (on 2 cores) saves idle RSS and did not slow the start or the restart recovery
+   * measurably (figures in bench/README.md). Cluster mode keeps the ergonomic count: there the
+   * compile queue is what kept the Allocate path interpreted.
    */
   static final List<String> STANDALONE_ONLY = List.of("-XX:CICompilerCount=1");
 

@@ -1,6 +1,6 @@
 package io.jakri.bench;
 
-import io.jakri.agent.instance.InstanceNames;
+import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.EmulatorListener;
 import java.io.IOException;
 import java.nio.file.FileSystems;

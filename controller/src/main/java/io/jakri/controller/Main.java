@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.jakri.controller.metrics.ControllerMetrics;
 import io.jakri.controller.metrics.MetricsServer;
+import io.jakri.logging.DurationText;
+import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -32,7 +34,8 @@ import picocli.CommandLine.Option;
     name = "jakri-controller",
     mixinStandardHelpOptions = true,
     version = "jakri-controller " + Main.VERSION,
-    description = "Deploys broker Pods/Jobs and Services for jakri/Akri Instances.")
+    description = "Deploys broker Pods/Jobs and Services for jakri/Akri Instances.",
+    defaultValueProvider = EnvDefaults.class)
 public final class Main implements Callable<Integer> {
 
   /** The controller's version, as {@code --version} prints it (the agent's is the same). */
@@ -40,7 +43,6 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--namespace",
-      defaultValue = "${env:JAKRI_NAMESPACE}",
       description =
           "Serve only this namespace (env JAKRI_NAMESPACE; the same as --namespaces with one"
               + " name).")
@@ -50,7 +52,6 @@ public final class Main implements Callable<Integer> {
       names = "--namespaces",
       split = ",",
       paramLabel = "NS[,NS...]",
-      defaultValue = "${env:JAKRI_NAMESPACES}",
       description =
           "Serve only these namespaces (env JAKRI_NAMESPACES; default: every namespace, as"
               + " Akri). Brokers and Services go to their Instance's namespace.")
@@ -58,34 +59,34 @@ public final class Main implements Callable<Integer> {
 
   @Option(
       names = "--pending-grace",
-      defaultValue = "${env:JAKRI_PENDING_GRACE:-5m}",
-      converter = DurationConverter.class,
+      defaultValue = "5m",
+      converter = DurationText.Converter.class,
       description = "How long a broker Pod may stay Pending before it is replaced (default 5m).")
   Duration pendingGrace;
 
   @Option(
       names = "--node-grace",
-      defaultValue = "${env:JAKRI_NODE_GRACE:-5m}",
-      converter = DurationConverter.class,
+      defaultValue = "5m",
+      converter = DurationText.Converter.class,
       description = "How long a NotReady node stays in Instances (default 5m).")
   Duration nodeGrace;
 
   @Option(
       names = "--resync",
-      defaultValue = "${env:JAKRI_RESYNC:-5m}",
-      converter = DurationConverter.class,
+      defaultValue = "5m",
+      converter = DurationText.Converter.class,
       description = "How often everything is reconciled again (default 5m).")
   Duration resync;
 
   @Option(
       names = "--workers",
-      defaultValue = "${env:JAKRI_WORKERS:-4}",
+      defaultValue = "4",
       description = "Keys reconciled in parallel (default 4).")
   int workers;
 
   @Option(
       names = "--metrics-port",
-      defaultValue = "${env:JAKRI_METRICS_PORT:-0}",
+      defaultValue = "0",
       description =
           "Serve /metrics (Prometheus), /healthz and /readyz on this port (0, the default: off).")
   int metricsPort;
@@ -93,7 +94,7 @@ public final class Main implements Callable<Integer> {
   @Option(
       names = "--log-format",
       converter = LogFormat.Converter.class,
-      defaultValue = "${env:JAKRI_LOG_FORMAT:-text}",
+      defaultValue = "text",
       description =
           "Log format: text or json (one JSON object per line), both on stdout (env"
               + " JAKRI_LOG_FORMAT; default text).")
@@ -211,32 +212,5 @@ public final class Main implements Callable<Integer> {
       pool.awaitTermination(5, TimeUnit.SECONDS);
     }
     return 0;
-  }
-
-  /** Parses {@code 90s}, {@code 5m}, {@code 1h}, {@code 250ms} or ISO-8601 ({@code PT5M}). */
-  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      return parse(value);
-    }
-  }
-
-  static Duration parse(String value) {
-    String v = value.trim().toLowerCase(java.util.Locale.ROOT);
-    if (v.startsWith("p")) {
-      return Duration.parse(value.trim().toUpperCase(java.util.Locale.ROOT));
-    }
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h)").matcher(v);
-    if (!m.matches()) {
-      throw new CommandLine.TypeConversionException(
-          "not a duration: '" + value + "' (use e.g. 250ms, 90s, 5m, 1h or PT5M)");
-    }
-    long n = Long.parseLong(m.group(1));
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      default -> Duration.ofHours(n);
-    };
   }
 }

@@ -12,13 +12,20 @@ class MainTest {
 
   @Test
   void durationsTakeUnitsOrIso8601() {
-    assertThat(Main.parse("250ms")).isEqualTo(Duration.ofMillis(250));
-    assertThat(Main.parse("90s")).isEqualTo(Duration.ofSeconds(90));
-    assertThat(Main.parse("5m")).isEqualTo(Duration.ofMinutes(5));
-    assertThat(Main.parse("1h")).isEqualTo(Duration.ofHours(1));
-    assertThat(Main.parse("PT2M")).isEqualTo(Duration.ofMinutes(2));
-    assertThatThrownBy(() -> Main.parse("soon"))
-        .isInstanceOf(CommandLine.TypeConversionException.class);
+    assertThat(resync("250ms")).isEqualTo(Duration.ofMillis(250));
+    assertThat(resync("90s")).isEqualTo(Duration.ofSeconds(90));
+    assertThat(resync("5m")).isEqualTo(Duration.ofMinutes(5));
+    assertThat(resync("1h")).isEqualTo(Duration.ofHours(1));
+    assertThat(resync("PT2M")).isEqualTo(Duration.ofMinutes(2));
+    assertThatThrownBy(() -> resync("soon"))
+        .isInstanceOf(CommandLine.ParameterException.class)
+        .hasMessageContaining("'soon' is not a duration");
+  }
+
+  private static Duration resync(String value) {
+    Main main = new Main();
+    new CommandLine(main).parseArgs("--resync", value);
+    return main.resync;
   }
 
   @Test

@@ -3,7 +3,7 @@ package io.jakri.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.InstanceNames;
+import io.jakri.crd.InstanceNames;
 import io.jakri.handler.opcua.OpcuaPeers;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;

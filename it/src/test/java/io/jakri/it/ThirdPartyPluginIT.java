@@ -3,7 +3,7 @@ package io.jakri.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.jakri.agent.instance.InstanceNames;
+import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.kubelet.emulator.PodAdmission;
 import java.io.IOException;

@@ -2,7 +2,7 @@ package io.jakri.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.jakri.agent.instance.InstanceNames;
+import io.jakri.crd.InstanceNames;
 import io.jakri.handler.udev.KernelFacility;
 import io.jakri.handler.udev.ZramDisk;
 import io.jakri.kubelet.emulator.DeviceSpecInfo;

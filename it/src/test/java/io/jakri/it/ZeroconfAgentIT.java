@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.crd.InstanceNames;
 import io.jakri.handler.zeroconf.AvahiPeer;
 import io.jakri.handler.zeroconf.BareJmdns;
 import io.jakri.kubelet.emulator.KubeletEmulator;

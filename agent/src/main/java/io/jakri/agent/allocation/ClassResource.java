@@ -4,7 +4,8 @@ import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.ResourceBackend;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.InstanceNames;
+import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import io.jakri.kubelet.v1beta1.Device;
 import java.util.ArrayList;
@@ -147,7 +148,7 @@ final class ClassResource implements ResourceBackend {
     List<String> orderedSlots = new ArrayList<>(sorted);
     orderedSlots.sort(
         java.util.Comparator.comparing(ClassResource::instanceOf)
-            .thenComparingInt(Instance::slotIndex));
+            .thenComparingInt(InstanceNames::slotIndex));
     Map<String, String> env = new LinkedHashMap<>();
     ContainerAllocateResponse.Builder response = ContainerAllocateResponse.newBuilder();
     Set<String> mounted = new java.util.HashSet<>();
@@ -160,6 +161,8 @@ final class ClassResource implements ResourceBackend {
       defaultClass |= local.inDefaultClass();
       if (mounted.add(local.instanceName())) {
         Mounts.addDevice(response, local);
+        // Each device's own env once, before the contract's names (which win on a clash).
+        env.putAll(EnvContract.deviceEnv(local.device().env()));
       }
     }
     if (defaultClass) {

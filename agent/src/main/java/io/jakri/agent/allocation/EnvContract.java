@@ -1,5 +1,6 @@
 package io.jakri.agent.allocation;
 
+import io.jakri.handler.Names;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -20,11 +21,14 @@ import java.util.regex.Pattern;
  *       <P>_DEV<i>_<K>} for every device and property, and {@code <P>_<K>} for device 0, where
  *       {@code P} is the resource name upper-cased with {@code .} dropped and {@code /}, {@code -}
  *       turned into {@code _}.
+ *   <li>A device's own env ({@link io.jakri.handler.DiscoveredDevice#env()}, such as the simple
+ *       device plugin's {@code <ENV_PREFIX>_<device id>}) is given under exactly its names on both
+ *       resources, for every device the container gets; the names above win on a clash.
  * </ul>
  *
- * Names must be POSIX env names; device properties must not shadow reserved names (they may come
- * from the network); names and values are bounded. What fails these rules never reaches a
- * container.
+ * Property names must be POSIX env names, a device's own env names those Kubernetes accepts; device
+ * properties must not shadow reserved names (they may come from the network); names and values are
+ * bounded. What fails these rules never reaches a container.
  */
 public final class EnvContract {
 
@@ -38,6 +42,9 @@ public final class EnvContract {
   public static final int MAX_PROPERTIES = 256;
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+  private static final String RESERVED_REASON =
+      "the name is reserved (it would change how programs in the container run)";
 
   private static final Set<String> RESERVED =
       Set.of(
@@ -110,9 +117,12 @@ public final class EnvContract {
       return Optional.of("the name is not an env var name ([A-Za-z_][A-Za-z0-9_]*)");
     }
     if (!reservedAllowed && reserved(name)) {
-      return Optional.of(
-          "the name is reserved (it would change how programs in the container run)");
+      return Optional.of(RESERVED_REASON);
     }
+    return valueDropReason(value);
+  }
+
+  private static Optional<String> valueDropReason(String value) {
     if (value == null) {
       return Optional.of("the value is missing");
     }
@@ -124,6 +134,42 @@ public final class EnvContract {
           "the value is longer than " + MAX_VALUE_LENGTH + " characters (" + value.length() + ")");
     }
     return Optional.empty();
+  }
+
+  /**
+   * Why an entry of a device's own env never reaches a container, if it does not: as {@link
+   * #dropReason} with reserved names refused, but the name may also hold {@code -} and {@code .}
+   * (any name Kubernetes accepts, {@link Names#isContainerEnvName}).
+   */
+  public static Optional<String> deviceEnvDropReason(String name, String value) {
+    if (name == null || name.length() > MAX_NAME_LENGTH) {
+      return Optional.of("the name is longer than " + MAX_NAME_LENGTH + " characters");
+    }
+    if (!Names.isContainerEnvName(name)) {
+      return Optional.of(
+          "the name is not an env var name Kubernetes accepts ([-._A-Za-z][-._A-Za-z0-9]*)");
+    }
+    if (reserved(name)) {
+      return Optional.of(RESERVED_REASON);
+    }
+    return valueDropReason(value);
+  }
+
+  /**
+   * The entries of a device's own env that reach a container (see {@link #deviceEnvDropReason}), at
+   * most {@link #MAX_PROPERTIES}, in name order.
+   */
+  public static Map<String, String> deviceEnv(Map<String, String> env) {
+    Map<String, String> kept = new TreeMap<>();
+    for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
+      if (kept.size() >= MAX_PROPERTIES) {
+        break;
+      }
+      if (deviceEnvDropReason(e.getKey(), e.getValue()).isEmpty()) {
+        kept.put(e.getKey(), e.getValue());
+      }
+    }
+    return kept;
   }
 
   /**

@@ -4,10 +4,11 @@ import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.ResourceBackend;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import io.jakri.kubelet.v1beta1.Device;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -112,9 +113,11 @@ final class InstanceResource implements ResourceBackend {
     Map<String, String> properties =
         EnvContract.mergedProperties(
             local.device().properties(), local.configuration().brokerProperties());
+    // The device's own env first, so that the contract's names win on a clash.
+    Map<String, String> env = new LinkedHashMap<>(EnvContract.deviceEnv(local.device().env()));
+    env.putAll(EnvContract.forInstance(instance.hash(), properties));
     ContainerAllocateResponse.Builder response =
-        ContainerAllocateResponse.newBuilder()
-            .putAllEnvs(EnvContract.forInstance(instance.hash(), properties));
+        ContainerAllocateResponse.newBuilder().putAllEnvs(env);
     Mounts.addDevice(response, local);
     return response.build();
   }

@@ -1,6 +1,6 @@
 package io.jakri.agent.allocation;
 
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.SlotUsage;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -98,9 +98,9 @@ public final class DevicePluginManager implements AutoCloseable {
    * Start-and-register rounds under way at once (see the class comment). 64 keeps both the agent
    * and the kubelet busy: with 16, each round's hand-offs (starter, event loop, control thread; the
    * kubelet's dial and options call) mostly found their threads parked, and waking them cost the
-   * agent and the emulator 1.5 to 1.8 times the CPU of the same registrations sent 64 at a time
-   * (bench: kubelet restart at 1,000 Instances, 1.6 to 1.9 s against 0.9 to 1.1 s).
-   * HandlerContainmentIT (a 20,000-device flood beside pods being admitted) passes with 64 and 128.
+   * agent and the emulator more CPU than the same registrations sent 64 at a time (the kubelet
+   * restart figures are in bench/README.md, "64 rounds instead of 16"). HandlerContainmentIT (a
+   * 20,000-device flood beside pods being admitted) passes with 64 and 128.
    */
   static final int IN_FLIGHT = 64;
 

@@ -4,8 +4,8 @@ import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.crd.InstanceNames;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
@@ -941,8 +941,9 @@ public final class DiscoveryManager implements AutoCloseable {
   }
 
   /**
-   * Logs, once per Configuration and property name, each device property that never reaches a
-   * container (DESIGN §5: invalid or reserved names, NUL characters, over-long values).
+   * Logs, once per Configuration and name, each device property or entry of a device's own env that
+   * never reaches a container (DESIGN §5: invalid or reserved names, NUL characters, over-long
+   * values).
    */
   private void logDroppedProperties(Run run, Collection<DiscoveredDevice> devices) {
     for (DiscoveredDevice device : devices) {
@@ -958,26 +959,44 @@ public final class DiscoveryManager implements AutoCloseable {
               reason.get());
         }
       }
+      for (Map.Entry<String, String> e : device.env().entrySet()) {
+        Optional<String> reason = EnvContract.deviceEnvDropReason(e.getKey(), e.getValue());
+        if (reason.isPresent()
+            && run.droppedLogged.size() < MAX_DROPPED_LOGGED
+            && run.droppedLogged.add(e.getKey())) {
+          LOG.warn(
+              "configuration {}: device env {} is not given to containers: {}",
+              run.spec.name(),
+              LogText.quote(e.getKey()),
+              reason.get());
+        }
+      }
     }
   }
 
   /**
-   * A device with more than {@link EnvContract#MAX_PROPERTIES} properties keeps only those a
-   * container could ever see (the same selection Allocate makes), so a handler reporting millions
-   * of properties costs no more than one reporting the maximum.
+   * A device with more than {@link EnvContract#MAX_PROPERTIES} properties (or env entries of its
+   * own) keeps only those a container could ever see (the same selection Allocate makes), so a
+   * handler reporting millions of properties costs no more than one reporting the maximum.
    */
   private static DiscoveredDevice bounded(DiscoveredDevice device) {
-    if (device.properties().size() <= EnvContract.MAX_PROPERTIES) {
+    if (device.properties().size() <= EnvContract.MAX_PROPERTIES
+        && device.env().size() <= EnvContract.MAX_PROPERTIES) {
       return device;
     }
     return new DiscoveredDevice(
         device.id(),
-        EnvContract.mergedProperties(device.properties(), Map.of()),
+        device.properties().size() <= EnvContract.MAX_PROPERTIES
+            ? device.properties()
+            : EnvContract.mergedProperties(device.properties(), Map.of()),
         device.mounts(),
         device.deviceSpecs(),
         device.annotations(),
         device.deviceClass(),
-        device.shared());
+        device.shared(),
+        device.env().size() <= EnvContract.MAX_PROPERTIES
+            ? device.env()
+            : EnvContract.deviceEnv(device.env()));
   }
 
   /**

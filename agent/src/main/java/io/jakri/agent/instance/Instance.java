@@ -1,5 +1,7 @@
 package io.jakri.agent.instance;
 
+import io.jakri.crd.InstanceNames;
+import io.jakri.crd.SlotUsage;
 import java.util.AbstractMap;
 import java.util.Collections;
 import java.util.Comparator;
@@ -33,7 +35,7 @@ public record Instance(
 
   /** Orders slot ids by their numeric suffix ({@code x-2} before {@code x-10}). */
   public static final Comparator<String> SLOT_ORDER =
-      Comparator.comparingInt(Instance::slotIndex).thenComparing(Comparator.naturalOrder());
+      Comparator.comparingInt(InstanceNames::slotIndex).thenComparing(Comparator.naturalOrder());
 
   public Instance {
     Objects.requireNonNull(name, "name");
@@ -173,15 +175,5 @@ public record Instance(
         deviceUsage,
         brokerProperties,
         newVersion);
-  }
-
-  /** The numeric suffix of a slot id, or -1 when it has none. */
-  public static int slotIndex(String slotId) {
-    int dash = slotId.lastIndexOf('-');
-    try {
-      return Integer.parseInt(slotId.substring(dash + 1));
-    } catch (NumberFormatException e) {
-      return -1;
-    }
   }
 }

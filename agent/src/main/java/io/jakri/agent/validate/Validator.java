@@ -227,29 +227,46 @@ public final class Validator {
                           + " is not given to containers: "
                           + reason));
     }
+    for (String prefix : details.envPrefixes()) {
+      // envPrefix names the env vars <envPrefix>_<device id>: reserved when the prefix makes them.
+      if (EnvContract.reserved(prefix + "_")) {
+        out.println(
+            "warning: "
+                + where
+                + ": "
+                + DETAILS
+                + ": device env "
+                + LogText.quote(prefix + "_<device id>")
+                + " is not given to containers: "
+                + EnvContract.deviceEnvDropReason(prefix + "_", "").orElseThrow());
+      }
+    }
     return problems;
   }
 
   /**
    * What the details say about classes and env, by the bundled handlers' conventions: {@code
-   * resourceName} values name a class, the keys of {@code env} and {@code properties} mappings and
-   * {@code envPrefix} values name device properties. Details that are not YAML say nothing.
+   * resourceName} values name a class, the keys of {@code env} and {@code properties} mappings name
+   * device properties, {@code envPrefix} values start the names of a device's own env ({@code
+   * <envPrefix>_<device id>}). Details that are not YAML say nothing.
    */
-  private record Details(Set<String> classes, Set<String> envNames) {
+  private record Details(Set<String> classes, Set<String> envNames, Set<String> envPrefixes) {
     static Details of(String text) {
       Set<String> classes = new TreeSet<>();
       Set<String> env = new TreeSet<>();
+      Set<String> prefixes = new TreeSet<>();
       Object doc;
       try {
         doc = SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, 40).load(text);
       } catch (RuntimeException | StackOverflowError e) {
-        return new Details(classes, env);
+        return new Details(classes, env, prefixes);
       }
-      walk(doc, classes, env, 0);
-      return new Details(classes, env);
+      walk(doc, classes, env, prefixes, 0);
+      return new Details(classes, env, prefixes);
     }
 
-    private static void walk(Object node, Set<String> classes, Set<String> env, int depth) {
+    private static void walk(
+        Object node, Set<String> classes, Set<String> env, Set<String> prefixes, int depth) {
       if (depth > 40) {
         return;
       }
@@ -260,15 +277,15 @@ public final class Validator {
           if (key.equals("resourceName") && isScalar(value)) {
             classes.add(String.valueOf(value));
           } else if (key.equals("envPrefix") && isScalar(value)) {
-            env.add(String.valueOf(value));
+            prefixes.add(String.valueOf(value));
           } else if ((key.equals("env") || key.equals("properties"))
               && value instanceof Map<?, ?> m) {
             m.keySet().forEach(k -> env.add(String.valueOf(k)));
           }
-          walk(value, classes, env, depth + 1);
+          walk(value, classes, env, prefixes, depth + 1);
         }
       } else if (node instanceof List<?> list) {
-        list.forEach(item -> walk(item, classes, env, depth + 1));
+        list.forEach(item -> walk(item, classes, env, prefixes, depth + 1));
       }
     }
 

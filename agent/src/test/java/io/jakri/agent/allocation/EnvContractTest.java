@@ -95,4 +95,38 @@ public class EnvContractTest {
                 "EXAMPLECOM_WIDGET_DEV1_X", "1",
                 "EXAMPLECOM_WIDGET_ID", "a"));
   }
+
+  @Test
+  void aDevicesOwnEnvKeepsNamesKubernetesAcceptsAndDropsReservedAndInvalidOnes() {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("SIMPLE_DEVICE_simple-device-node-a.example.com-0", "/dev/0");
+    env.put("POSIX_NAME", "ok");
+    env.put("LD_PRELOAD_simple-device-node-a-0", "/dev/0");
+    env.put("ld_x", "y");
+    env.put("PATH", "/x");
+    env.put("0STARTS_WITH_DIGIT", "x");
+    env.put("A=B", "c");
+    env.put("WITH SPACE", "x");
+    env.put("NUL", "a\0b");
+    env.put("HUGE", "x".repeat(EnvContract.MAX_VALUE_LENGTH + 1));
+    env.put("N".repeat(EnvContract.MAX_NAME_LENGTH + 1), "x");
+    assertThat(EnvContract.deviceEnv(env))
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "SIMPLE_DEVICE_simple-device-node-a.example.com-0", "/dev/0", "POSIX_NAME", "ok"));
+    assertThat(EnvContract.deviceEnvDropReason("LD_PRELOAD_simple-device-node-a-0", "/dev/0"))
+        .contains("the name is reserved (it would change how programs in the container run)");
+    assertThat(EnvContract.deviceEnvDropReason("A=B", "c"))
+        .contains(
+            "the name is not an env var name Kubernetes accepts ([-._A-Za-z][-._A-Za-z0-9]*)");
+  }
+
+  @Test
+  void aDevicesOwnEnvIsBoundedLikeItsProperties() {
+    Map<String, String> env = new TreeMap<>();
+    for (int i = 0; i < EnvContract.MAX_PROPERTIES + 10; i++) {
+      env.put(String.format("E_%04d", i), "v");
+    }
+    assertThat(EnvContract.deviceEnv(env)).hasSize(EnvContract.MAX_PROPERTIES);
+  }
 }

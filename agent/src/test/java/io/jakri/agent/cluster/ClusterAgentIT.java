@@ -8,9 +8,9 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.Pod;
 import io.jakri.kubelet.emulator.PodAdmission;
@@ -153,7 +153,7 @@ class ClusterAgentIT {
     long patches = patches();
     String version = stored("widgets").getMetadata().getResourceVersion();
     await()
-        .pollDelay(Duration.ofSeconds(1))
+        .during(Duration.ofSeconds(1))
         .atMost(Duration.ofSeconds(5))
         .untilAsserted(
             () -> {

@@ -21,7 +21,7 @@ import io.jakri.agent.Agent;
 import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.events.ConflictStorms;
 import io.jakri.agent.events.RegistrationFailures;
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
 import io.jakri.kubelet.v1beta1.Empty;
 import io.jakri.kubelet.v1beta1.RegisterRequest;

@@ -152,7 +152,7 @@ class ConfigurationStatusPublisherIT {
         .until(() -> last.getAndSet(patches()) == patches());
     long settled = patches();
     await()
-        .pollDelay(Duration.ofSeconds(4))
+        .during(Duration.ofSeconds(4))
         .atMost(Duration.ofSeconds(6))
         .untilAsserted(() -> assertThat(patches()).isEqualTo(settled));
     assertThat(stored().getStatus().getInstances()).isEqualTo(INSTANCES);

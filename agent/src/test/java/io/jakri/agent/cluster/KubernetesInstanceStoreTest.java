@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.SlotUsage;
 import io.jakri.crd.InstanceSpec;
+import io.jakri.crd.SlotUsage;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -8,7 +8,7 @@ import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.LocalDevice;
-import io.jakri.agent.instance.InstanceNames;
+import io.jakri.crd.InstanceNames;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;

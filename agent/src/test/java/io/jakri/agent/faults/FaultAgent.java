@@ -94,7 +94,7 @@ final class FaultAgent implements AutoCloseable {
       return agent.instances().list().stream()
           .filter(i -> i.configurationName().equals(configuration))
           .flatMap(i -> i.deviceUsage().values().stream())
-          .filter(u -> !(u instanceof io.jakri.agent.instance.SlotUsage.Free))
+          .filter(u -> !(u instanceof io.jakri.crd.SlotUsage.Free))
           .count();
     } catch (io.jakri.agent.instance.StoreException e) {
       throw new IllegalStateException(e);

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.PluginJars;
 import io.jakri.agent.TestAgent;
-import io.jakri.agent.instance.InstanceNames;
 import io.jakri.agent.testplugins.MisbehavingHandlers;
+import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.EmulatorListener;
 import io.jakri.kubelet.emulator.Pod;

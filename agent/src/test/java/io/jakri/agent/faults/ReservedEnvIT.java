@@ -90,7 +90,7 @@ class ReservedEnvIT {
           "drops",
           withBrokerProperties(
               "drops",
-              "count: 3\nenvPrefix: LD_PRELOAD",
+              "count: 3\nproperties: {LD_PRELOAD: /tmp/evil.so}",
               "\"A=B\": x\nNUL: \"a\\0b\"\n\"BASH_FUNC_x%%\": \"() { id; }\"\nBIG: "
                   + "y".repeat(100_000)));
       a.awaitAllocatable("akri.sh/drops", 3, WAIT);
@@ -99,7 +99,7 @@ class ReservedEnvIT {
           "drops",
           withBrokerProperties(
                   "drops",
-                  "count: 3\nenvPrefix: LD_PRELOAD",
+                  "count: 3\nproperties: {LD_PRELOAD: /tmp/evil.so}",
                   "\"A=B\": x\nNUL: \"a\\0b\"\n\"BASH_FUNC_x%%\": \"() { id; }\"\nBIG: "
                       + "y".repeat(100_000))
               .replace("capacity: 1", "capacity: 2"));

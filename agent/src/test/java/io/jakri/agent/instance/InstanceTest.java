@@ -2,6 +2,7 @@ package io.jakri.agent.instance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.crd.SlotUsage;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

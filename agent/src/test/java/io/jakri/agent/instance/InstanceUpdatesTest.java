@@ -2,6 +2,7 @@ package io.jakri.agent.instance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.crd.SlotUsage;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -8,7 +8,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.SlotUsage;
+import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.kubelet.emulator.Pod;

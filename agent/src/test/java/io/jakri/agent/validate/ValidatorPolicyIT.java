@@ -133,7 +133,7 @@ class ValidatorPolicyIT {
     Path file =
         file(
             "env.yaml",
-            simulated("env", "count: 1\nenvPrefix: LD_PRELOAD")
+            simulated("env", "count: 1\nproperties: {LD_PRELOAD: /tmp/evil.so}\nenvPrefix: LD")
                 + "  brokerProperties:\n"
                 + "    PATH: /tmp/evil\n"
                 + "    \"A=B\": x\n"
@@ -173,6 +173,11 @@ class ValidatorPolicyIT {
             "warning: "
                 + file
                 + ": spec.discoveryHandler.discoveryDetails: device property \"LD_PRELOAD\" is"
+                + " not given to containers: the name is reserved (it would change how programs"
+                + " in the container run)",
+            "warning: "
+                + file
+                + ": spec.discoveryHandler.discoveryDetails: device env \"LD_<device id>\" is"
                 + " not given to containers: the name is reserved (it would change how programs"
                 + " in the container run)");
   }

@@ -11,6 +11,7 @@ import io.jakri.controller.broker.BrokerTemplates;
 import io.jakri.controller.reconcile.ReconcileKey.ConfigurationKey;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.crd.SlotUsage;
 import java.net.HttpURLConnection;
 import java.time.Clock;
 import java.time.Duration;
@@ -277,19 +278,16 @@ public final class InstanceReconciler {
   }
 
   /**
-   * Whether a {@code deviceUsage} value names one of {@code nodes} ({@code <node>} or {@code
-   * C:<slot>:<node>}).
+   * Whether a {@code deviceUsage} value is held by one of {@code nodes}, read with the agent's own
+   * {@link SlotUsage} parser; a malformed value is held by no one (and is left as it is).
    */
   static boolean heldByAny(String holder, Set<String> nodes) {
-    if (holder == null || holder.isEmpty()) {
+    try {
+      SlotUsage usage = SlotUsage.parse(holder);
+      return nodes.stream().anyMatch(usage::heldBy);
+    } catch (IllegalArgumentException e) {
       return false;
     }
-    for (String node : nodes) {
-      if (holder.equals(node) || holder.endsWith(":" + node)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private static String hash(io.fabric8.kubernetes.api.model.HasMetadata o) {

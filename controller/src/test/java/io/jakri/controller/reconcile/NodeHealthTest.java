@@ -65,4 +65,10 @@ class NodeHealthTest {
     assertThat(InstanceReconciler.heldByAny("C:3:n1", gone)).isFalse();
     assertThat(InstanceReconciler.heldByAny("", gone)).isFalse();
   }
+
+  @Test
+  void aMalformedUsageIsHeldByNoOneAndSoLeftAsItIs() {
+    assertThat(InstanceReconciler.heldByAny("C:", Set.of("n2"))).isFalse();
+    assertThat(InstanceReconciler.heldByAny("C:3:", Set.of(""))).isFalse();
+  }
 }

@@ -18,6 +18,11 @@ import java.util.Optional;
  *     empty for the Configuration's default class {@code akri.sh/<configuration>}
  * @param shared whether other nodes can see the same device (then the node name does not enter the
  *     Instance name and one Instance spans all those nodes)
+ * @param env env vars given under exactly these names to every container that gets the device, on
+ *     the Instance resource and on the class resource alike (unlike properties, which the agent
+ *     names per resource, DESIGN §5); for programs that expect fixed names, such as the simple
+ *     device plugin's {@code <ENV_PREFIX>_<device id>}. The agent drops names Kubernetes would not
+ *     accept ({@link Names#isContainerEnvName}), reserved names and over-long entries
  */
 public record DiscoveredDevice(
     String id,
@@ -26,7 +31,8 @@ public record DiscoveredDevice(
     List<DeviceSpec> deviceSpecs,
     Map<String, String> annotations,
     Optional<String> deviceClass,
-    boolean shared) {
+    boolean shared,
+    Map<String, String> env) {
 
   public DiscoveredDevice {
     Objects.requireNonNull(id, "id");
@@ -35,6 +41,19 @@ public record DiscoveredDevice(
     deviceSpecs = List.copyOf(deviceSpecs == null ? List.of() : deviceSpecs);
     annotations = Map.copyOf(annotations == null ? Map.of() : annotations);
     deviceClass = deviceClass == null ? Optional.empty() : deviceClass;
+    env = Map.copyOf(env == null ? Map.of() : env);
+  }
+
+  /** A device without env of its own (every container env var comes from its properties). */
+  public DiscoveredDevice(
+      String id,
+      Map<String, String> properties,
+      List<Mount> mounts,
+      List<DeviceSpec> deviceSpecs,
+      Map<String, String> annotations,
+      Optional<String> deviceClass,
+      boolean shared) {
+    this(id, properties, mounts, deviceSpecs, annotations, deviceClass, shared, Map.of());
   }
 
   /** A device with only an id, properties and the sharing flag. */

@@ -7,6 +7,7 @@ import java.util.regex.Pattern;
 public final class Names {
 
   private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+  private static final Pattern CONTAINER_ENV_NAME = Pattern.compile("[-._A-Za-z][-._A-Za-z0-9]*");
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
   private static final Pattern QUALIFIED_NAME =
       Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
@@ -18,6 +19,16 @@ public final class Names {
   /** Whether {@code name} is a POSIX-style environment variable name. */
   public static boolean isEnvName(String name) {
     return ENV_NAME.matcher(name).matches();
+  }
+
+  /**
+   * Whether {@code name} is an env var name Kubernetes accepts for a container ({@code
+   * [-._A-Za-z][-._A-Za-z0-9]*}): a POSIX name, or one with {@code -} and {@code .} as in {@code
+   * SIMPLE_DEVICE_simple-device-node-a-0}, which programs read from their environment though a
+   * shell cannot name it.
+   */
+  public static boolean isContainerEnvName(String name) {
+    return CONTAINER_ENV_NAME.matcher(name).matches();
   }
 
   /** Whether {@code name} is a lowercase RFC 1123 subdomain, as Kubernetes requires of prefixes. */

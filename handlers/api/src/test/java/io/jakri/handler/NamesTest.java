@@ -16,6 +16,22 @@ class NamesTest {
 
   @ParameterizedTest
   @CsvSource({
+    "A,true",
+    "SIMPLE_DEVICE_simple-device-node-a.example.com-0,true",
+    "-x,true",
+    ".x,true",
+    "1A,false",
+    "'',false",
+    "A=B,false",
+    "'A B',false",
+    "A/B,false"
+  })
+  void containerEnvNamesAreThoseKubernetesAccepts(String name, boolean valid) {
+    assertThat(Names.isContainerEnvName(name)).isEqualTo(valid);
+  }
+
+  @ParameterizedTest
+  @CsvSource({
     "example.com,true",
     "a,true",
     "a-b.c0,true",

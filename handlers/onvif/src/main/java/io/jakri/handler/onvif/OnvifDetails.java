@@ -2,6 +2,7 @@ package io.jakri.handler.onvif;
 
 import io.jakri.handler.Details;
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Parsed;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -86,23 +87,6 @@ public record OnvifDetails(
         Duration.ofSeconds(DEFAULT_INTERVAL_SECONDS));
   }
 
-  /** The outcome of parsing: details when there are no errors; every problem names its field. */
-  public record Parsed(Optional<OnvifDetails> details, List<String> errors, List<String> warnings) {
-    public Parsed {
-      details = details == null ? Optional.empty() : details;
-      errors = List.copyOf(errors);
-      warnings = List.copyOf(warnings);
-    }
-
-    /** The details, or an exception listing every error. */
-    public OnvifDetails orThrow() throws InvalidDetailsException {
-      if (details.isEmpty()) {
-        throw new InvalidDetailsException(String.join("; ", errors));
-      }
-      return details.get();
-    }
-  }
-
   private enum ItemKind {
     IP,
     MAC,
@@ -111,14 +95,14 @@ public record OnvifDetails(
   }
 
   /** Parses and checks details YAML; never throws, collects every problem. Pure. */
-  public static Parsed parse(String yaml) {
+  public static Parsed<OnvifDetails> parse(String yaml) {
     List<String> errors = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     Details d;
     try {
       d = Details.parse(yaml);
     } catch (InvalidDetailsException e) {
-      return new Parsed(Optional.empty(), List.of("discoveryDetails: " + e.getMessage()), warnings);
+      return Parsed.failed(List.of("discoveryDetails: " + e.getMessage()), warnings);
     }
     Optional<FilterList> ip = filter(d, "ipAddresses", ItemKind.IP, errors, warnings);
     Optional<FilterList> mac = filter(d, "macAddresses", ItemKind.MAC, errors, warnings);
@@ -229,20 +213,18 @@ public record OnvifDetails(
       warnings.add(unknown + " is not an onvif setting and is ignored");
     }
     if (!errors.isEmpty()) {
-      return new Parsed(Optional.empty(), errors, warnings);
+      return Parsed.failed(errors, warnings);
     }
-    return new Parsed(
-        Optional.of(
-            new OnvifDetails(
-                ip,
-                mac,
-                scopes,
-                uuids,
-                Duration.ofSeconds(timeout),
-                probeType,
-                interfaces,
-                Duration.ofSeconds(interval))),
-        errors,
+    return Parsed.of(
+        new OnvifDetails(
+            ip,
+            mac,
+            scopes,
+            uuids,
+            Duration.ofSeconds(timeout),
+            probeType,
+            interfaces,
+            Duration.ofSeconds(interval)),
         warnings);
   }
 

@@ -47,8 +47,7 @@ public final class OnvifHandler implements DiscoveryHandler {
 
   @Override
   public Validation validate(DiscoveryContext context) {
-    OnvifDetails.Parsed parsed = OnvifDetails.parse(context.discoveryDetails());
-    return new Validation(parsed.errors(), parsed.warnings());
+    return OnvifDetails.parse(context.discoveryDetails()).validation();
   }
 
   /** Parses the details and schedules the first discovery round; returns at once. */

@@ -2,6 +2,7 @@ package io.jakri.handler.onvif;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.handler.Parsed;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -11,7 +12,7 @@ class OnvifDetailsTest {
 
   @Test
   void emptyDetailsGiveAkrisDefaults() {
-    OnvifDetails.Parsed parsed = OnvifDetails.parse("");
+    Parsed<OnvifDetails> parsed = OnvifDetails.parse("");
     assertThat(parsed.errors()).isEmpty();
     assertThat(parsed.warnings()).isEmpty();
     OnvifDetails d = parsed.details().orElseThrow();
@@ -41,7 +42,7 @@ class OnvifDetailsTest {
           - onvif://www.onvif.org/name/AwesomeONVIFCamera
         discoveryTimeoutSeconds: 2
         """;
-    OnvifDetails.Parsed parsed = OnvifDetails.parse(yaml);
+    Parsed<OnvifDetails> parsed = OnvifDetails.parse(yaml);
     assertThat(parsed.errors()).isEmpty();
     assertThat(parsed.warnings()).isEmpty();
     OnvifDetails d = parsed.details().orElseThrow();
@@ -73,7 +74,7 @@ class OnvifDetailsTest {
 
   @Test
   void invalidIpAndMacItemsNameTheirFieldAndEveryErrorIsReported() {
-    OnvifDetails.Parsed parsed =
+    Parsed<OnvifDetails> parsed =
         OnvifDetails.parse(
             """
             ipAddresses: {action: Include, items: [10.0.0.1, 10.0.0.300, camera.local, "fe80::1"]}
@@ -107,7 +108,7 @@ class OnvifDetailsTest {
 
   @Test
   void includeWithNoItemsIsValidButWarnsThatItLetsNothingThrough() {
-    OnvifDetails.Parsed parsed = OnvifDetails.parse("uuids: {action: Include, items: []}");
+    Parsed<OnvifDetails> parsed = OnvifDetails.parse("uuids: {action: Include, items: []}");
     assertThat(parsed.errors()).isEmpty();
     assertThat(parsed.warnings())
         .containsExactly(
@@ -120,7 +121,7 @@ class OnvifDetailsTest {
 
   @Test
   void unknownKeysAreWarnings() {
-    OnvifDetails.Parsed parsed =
+    Parsed<OnvifDetails> parsed =
         OnvifDetails.parse("discoveryTimeoutSecond: 2\nscopes: {action: Exclude, items: [], x: 1}");
     assertThat(parsed.errors()).isEmpty();
     assertThat(parsed.warnings())

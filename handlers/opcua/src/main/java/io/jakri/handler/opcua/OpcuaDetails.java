@@ -2,6 +2,7 @@ package io.jakri.handler.opcua;
 
 import io.jakri.handler.Details;
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Parsed;
 import io.jakri.handler.Problems;
 import io.jakri.handler.SafeYaml;
 import java.time.Duration;
@@ -56,32 +57,14 @@ public record OpcuaDetails(
     Objects.requireNonNull(pollInterval, "pollInterval");
   }
 
-  /** The outcome of parsing: details when there are no errors; every problem naming its field. */
-  public record Parsed(Optional<OpcuaDetails> details, List<String> errors, List<String> warnings) {
-    public Parsed {
-      details = details == null ? Optional.empty() : details;
-      errors = List.copyOf(errors);
-      warnings = List.copyOf(warnings);
-    }
-
-    /** The details, or an exception listing every error. */
-    public OpcuaDetails orThrow() throws InvalidDetailsException {
-      if (details.isEmpty()) {
-        throw new InvalidDetailsException(String.join("; ", errors));
-      }
-      return details.get();
-    }
-  }
-
   /** Parses and checks details YAML; never throws, collects every problem. Pure. */
-  public static Parsed parse(String yaml) {
+  public static Parsed<OpcuaDetails> parse(String yaml) {
     Problems problems = new Problems();
     Map<String, Object> raw;
     try {
       raw = SafeYaml.loadMap(yaml);
     } catch (InvalidDetailsException e) {
-      return new Parsed(
-          Optional.empty(), List.of("discoveryDetails: " + e.getMessage()), List.of());
+      return Parsed.failed(List.of("discoveryDetails: " + e.getMessage()), List.of());
     }
     Details d = Details.of("", raw);
 
@@ -130,12 +113,10 @@ public record OpcuaDetails(
       problems.warn(unknown + " is not an opcua setting and is ignored");
     }
     if (!problems.errors().isEmpty()) {
-      return new Parsed(Optional.empty(), problems.errors(), problems.warnings());
+      return Parsed.failed(problems.errors(), problems.warnings());
     }
-    return new Parsed(
-        Optional.of(new OpcuaDetails(urls, filter, Duration.ofSeconds(seconds))),
-        problems.errors(),
-        problems.warnings());
+    return Parsed.of(
+        new OpcuaDetails(urls, filter, Duration.ofSeconds(seconds)), problems.warnings());
   }
 
   private static void readStandard(Object standard, List<OpcTcpUrl> urls, Problems problems) {

@@ -59,8 +59,7 @@ public final class OpcuaHandler implements DiscoveryHandler {
 
   @Override
   public Validation validate(DiscoveryContext context) {
-    OpcuaDetails.Parsed parsed = OpcuaDetails.parse(context.discoveryDetails());
-    return new Validation(parsed.errors(), parsed.warnings());
+    return OpcuaDetails.parse(context.discoveryDetails()).validation();
   }
 
   /** Parses the details and schedules the first FindServers round; returns at once. */

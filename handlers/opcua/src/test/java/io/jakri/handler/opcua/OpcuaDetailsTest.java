@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Parsed;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -45,7 +46,7 @@ class OpcuaDetailsTest {
     for (String yaml :
         List.of(
             "opcuaDiscoveryMethod:\n  standard: {}\n", "opcuaDiscoveryMethod:\n  standard:\n")) {
-      OpcuaDetails.Parsed parsed = OpcuaDetails.parse(yaml);
+      Parsed<OpcuaDetails> parsed = OpcuaDetails.parse(yaml);
 
       assertThat(urls(parsed.orThrow())).containsExactly("opc.tcp://localhost:4840/");
       assertThat(parsed.orThrow().applicationNames()).isEqualTo(ApplicationNameFilter.NONE);
@@ -55,7 +56,7 @@ class OpcuaDetailsTest {
 
   @Test
   void akrisHelmChartDetailsParseUnchanged() throws Exception {
-    OpcuaDetails.Parsed parsed =
+    Parsed<OpcuaDetails> parsed =
         OpcuaDetails.parse(
             """
             opcuaDiscoveryMethod:\s
@@ -74,7 +75,7 @@ class OpcuaDetailsTest {
 
   @Test
   void includeWithNoItemsIsValidButWarnsThatItAdmitsNothing() throws Exception {
-    OpcuaDetails.Parsed parsed =
+    Parsed<OpcuaDetails> parsed =
         OpcuaDetails.parse(
             "opcuaDiscoveryMethod: {standard: {}}\napplicationNames: {action: Include, items: []}");
 
@@ -129,7 +130,7 @@ class OpcuaDetailsTest {
 
   @Test
   void everyBadUrlIsReportedWithItsIndexAndReason() {
-    OpcuaDetails.Parsed parsed =
+    Parsed<OpcuaDetails> parsed =
         OpcuaDetails.parse(
             """
             opcuaDiscoveryMethod:
@@ -174,7 +175,7 @@ class OpcuaDetailsTest {
         IntStream.range(0, 1000)
             .mapToObj(i -> "    - opc.tcp://10.0." + (i / 250) + "." + (i % 250) + ":4840/")
             .collect(Collectors.joining("\n"));
-    OpcuaDetails.Parsed parsed =
+    Parsed<OpcuaDetails> parsed =
         OpcuaDetails.parse("opcuaDiscoveryMethod:\n  standard:\n    discoveryUrls:\n" + list);
 
     assertThat(parsed.errors())
@@ -185,7 +186,7 @@ class OpcuaDetailsTest {
 
   @Test
   void missingPortIsAcceptedWithOpcUasDefaultAndRepeatsAreDropped() throws Exception {
-    OpcuaDetails.Parsed parsed =
+    Parsed<OpcuaDetails> parsed =
         OpcuaDetails.parse(
             "opcuaDiscoveryMethod: {standard: {discoveryUrls: [opc.tcp://plc/UA, opc.tcp://plc/UA,"
                 + " \"opc.tcp://[::1]:4841/\"]}}");
@@ -204,7 +205,7 @@ class OpcuaDetailsTest {
 
   @Test
   void badActionAndUnknownKeys() {
-    OpcuaDetails.Parsed parsed =
+    Parsed<OpcuaDetails> parsed =
         OpcuaDetails.parse(
             """
             opcuaDiscoveryMethod:
@@ -223,7 +224,7 @@ class OpcuaDetailsTest {
 
   @Test
   void hostileYamlIsOneErrorNotAnException() {
-    OpcuaDetails.Parsed parsed = OpcuaDetails.parse("a: &a [*a, *a]\n: : :");
+    Parsed<OpcuaDetails> parsed = OpcuaDetails.parse("a: &a [*a, *a]\n: : :");
 
     assertThat(parsed.details()).isEmpty();
     assertThat(parsed.errors()).singleElement().asString().startsWith("discoveryDetails: ");

@@ -55,8 +55,7 @@ public final class SimulatedHandler implements DiscoveryHandler {
 
   @Override
   public Validation validate(DiscoveryContext context) {
-    SimulatedSettings.Parsed parsed = SimulatedSettings.parse(context.discoveryDetails(), defaults);
-    return new Validation(parsed.errors(), parsed.warnings());
+    return SimulatedSettings.parse(context.discoveryDetails(), defaults).validation();
   }
 
   @Override

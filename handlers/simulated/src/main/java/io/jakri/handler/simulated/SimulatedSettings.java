@@ -5,6 +5,7 @@ import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.DiscoveredDevice.DeviceSpec;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Names;
+import io.jakri.handler.Parsed;
 import io.jakri.handler.Problems;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -27,11 +28,12 @@ import java.util.regex.Pattern;
  * @param properties properties given to every device
  * @param shared whether the devices are visible from every node (then the node name does not enter
  *     the Instance name)
- * @param envPrefix when set, every device gets the property {@code <envPrefix>=/dev/<index>}
- * @param annotationPrefix when set, every device gets the annotation {@code
- *     <annotationPrefix>/device-<index>=/dev/<index>}
- * @param deviceFilePrefix when set, every device gets the device node {@code
- *     /dev/<deviceFilePrefix>-<index>} at the same path in the container
+ * @param envPrefix when set, a container given a device gets the env var {@code <envPrefix>_<device
+ *     id>=/dev/<index>} (the simple device plugin's {@code ENV_PREFIX})
+ * @param annotationPrefix when set, a container given a device gets the annotation {@code
+ *     <annotationPrefix>-<device id>} with an empty value ({@code ANNOTATION_PREFIX})
+ * @param deviceFilePrefix when set, a container given a device gets the device node {@code
+ *     /dev/<deviceFilePrefix>-<index>} at the same path ({@code DEVICE_FILE_PREFIX})
  * @param availability in debugEcho mode, the file whose content {@code OFFLINE} hides every device
  *     (Akri's availability check); empty when the check is off
  */
@@ -72,6 +74,7 @@ record SimulatedSettings(
   private static final int MAX_AVAILABILITY_CHECK_SECONDS = 3600;
 
   private static final Pattern FILE_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9._-]*");
+  private static final Pattern ANNOTATION_PREFIX = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._/-]*");
   private static final int MAX_TEXT = 253;
 
   SimulatedSettings {
@@ -145,37 +148,21 @@ record SimulatedSettings(
     }
   }
 
-  /** The outcome of reading details: settings when there are no errors, and all warnings. */
-  record Parsed(Optional<SimulatedSettings> settings, List<String> errors, List<String> warnings) {
-    Parsed {
-      errors = List.copyOf(errors);
-      warnings = List.copyOf(warnings);
-    }
-
-    /** The settings, or an exception whose message lists every error. */
-    SimulatedSettings orThrow() throws InvalidDetailsException {
-      if (settings.isEmpty()) {
-        throw new InvalidDetailsException(String.join("; ", errors));
-      }
-      return settings.get();
-    }
-  }
-
   /**
    * Reads YAML details with {@link Defaults#system()}. Never throws: every problem is an error or
    * warning naming its field.
    */
-  static Parsed parse(String yaml) {
+  static Parsed<SimulatedSettings> parse(String yaml) {
     return parse(yaml, Defaults.system());
   }
 
   /** Reads YAML details. Never throws: every problem is an error or warning naming its field. */
-  static Parsed parse(String yaml, Defaults defaults) {
+  static Parsed<SimulatedSettings> parse(String yaml, Defaults defaults) {
     Details details;
     try {
       details = Details.parse(yaml);
     } catch (InvalidDetailsException e) {
-      return new Parsed(Optional.empty(), List.of(e.getMessage()), List.of());
+      return Parsed.failed(List.of(e.getMessage()), List.of());
     }
     Problems problems = new Problems();
     Naming naming = readNaming(details, problems);
@@ -208,14 +195,18 @@ record SimulatedSettings(
     Optional<String> annotationPrefix =
         problems.readOptional(() -> details.optionalString("annotationPrefix"));
     annotationPrefix
-        .filter(prefix -> !Names.isDnsSubdomain(prefix))
+        .filter(
+            prefix -> !ANNOTATION_PREFIX.matcher(prefix).matches() || prefix.length() > MAX_TEXT)
         .ifPresent(
             prefix ->
                 problems.error(
                     details.field("annotationPrefix")
                         + " \""
                         + prefix
-                        + "\" must be a lowercase DNS subdomain such as example.com"));
+                        + "\" must be 1 to "
+                        + MAX_TEXT
+                        + " letters, digits, '.', '_', '/' and '-', starting with a letter or"
+                        + " digit (such as example.com)"));
     Optional<String> deviceFilePrefix =
         problems.readOptional(() -> details.optionalString("deviceFilePrefix"));
     deviceFilePrefix
@@ -227,10 +218,13 @@ record SimulatedSettings(
                         + " \""
                         + prefix
                         + "\" must be a file name of letters, digits, '.', '_' and '-'"));
-    checkProperties(details, properties, naming, envPrefix, problems);
+    checkProperties(details, properties, naming, problems);
+    envPrefix
+        .filter(Names::isEnvName)
+        .ifPresent(prefix -> checkEnvNames(details, prefix, naming, problems));
     details.unknownKeys().forEach(key -> problems.warn(key + " is not a known field; ignored"));
     if (!problems.errors().isEmpty()) {
-      return new Parsed(Optional.empty(), problems.errors(), problems.warnings());
+      return Parsed.failed(problems.errors(), problems.warnings());
     }
     SimulatedSettings settings =
         new SimulatedSettings(
@@ -242,7 +236,7 @@ record SimulatedSettings(
             annotationPrefix,
             deviceFilePrefix,
             availability);
-    return new Parsed(Optional.of(settings), List.of(), problems.warnings());
+    return Parsed.of(settings, problems.warnings());
   }
 
   /**
@@ -371,11 +365,7 @@ record SimulatedSettings(
   }
 
   private static void checkProperties(
-      Details details,
-      Map<String, String> properties,
-      Naming naming,
-      Optional<String> envPrefix,
-      Problems problems) {
+      Details details, Map<String, String> properties, Naming naming, Problems problems) {
     for (String key : properties.keySet()) {
       String field = details.field("properties") + "." + key;
       if (!Names.isEnvName(key)) {
@@ -383,10 +373,46 @@ record SimulatedSettings(
             field + " is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
       } else if (naming instanceof Described && key.equals(DESCRIPTION_PROPERTY)) {
         problems.error(field + " clashes with the property the handler sets from descriptions");
-      } else if (envPrefix.filter(key::equals).isPresent()) {
-        problems.error(field + " clashes with the property that envPrefix sets");
       }
     }
+  }
+
+  /**
+   * Checks that every env var name {@code <envPrefix>_<device id>} is one Kubernetes accepts. Node
+   * names (lowercase DNS subdomains) and indexes only add accepted characters, so the id prefix or
+   * the descriptions decide.
+   */
+  private static void checkEnvNames(
+      Details details, String envPrefix, Naming naming, Problems problems) {
+    if (naming instanceof Counted counted) {
+      String name = envPrefix + "_" + counted.idPrefix() + "-node-0";
+      if (!Names.isContainerEnvName(name)) {
+        problems.error(envNameProblem(details, envPrefix, details.field("idPrefix"), name));
+      }
+    } else if (naming instanceof Described described) {
+      List<String> descriptions = described.descriptions();
+      for (int i = 0; i < descriptions.size(); i++) {
+        String name = envPrefix + "_" + descriptions.get(i);
+        if (!descriptions.get(i).isBlank() && !Names.isContainerEnvName(name)) {
+          problems.error(
+              envNameProblem(
+                  details, envPrefix, details.field("descriptions") + "[" + i + "]", name));
+        }
+      }
+    }
+  }
+
+  private static String envNameProblem(
+      Details details, String envPrefix, String idField, String name) {
+    return details.field("envPrefix")
+        + " \""
+        + envPrefix
+        + "\" with "
+        + idField
+        + " gives env var names such as \""
+        + shorten(name)
+        + "\" (<envPrefix>_<device id>) that Kubernetes does not accept: only letters, digits,"
+        + " '_', '-' and '.', not starting with a digit";
   }
 
   /** The devices on {@code nodeName}, in index order. */
@@ -398,15 +424,20 @@ record SimulatedSettings(
     return devices;
   }
 
+  /**
+   * Device {@code index} as the simple device plugin gives it: env {@code <envPrefix>_<id>} with
+   * value {@code /dev/<index>}, annotation {@code <annotationPrefix>-<id>} with an empty value, the
+   * device node {@code /dev/<deviceFilePrefix>-<index>} at the same path; each only when its prefix
+   * is set.
+   */
   private DiscoveredDevice device(String nodeName, int index) {
-    String devicePath = "/dev/" + index;
+    String id = naming.id(nodeName, index);
     Map<String, String> deviceProperties = new LinkedHashMap<>(properties);
     deviceProperties.putAll(naming.ownProperties(index));
-    envPrefix.ifPresent(name -> deviceProperties.put(name, devicePath));
+    Map<String, String> env =
+        envPrefix.map(prefix -> Map.of(prefix + "_" + id, "/dev/" + index)).orElse(Map.of());
     Map<String, String> annotations =
-        annotationPrefix
-            .map(prefix -> Map.of(prefix + "/device-" + index, devicePath))
-            .orElse(Map.of());
+        annotationPrefix.map(prefix -> Map.of(prefix + "-" + id, "")).orElse(Map.of());
     List<DeviceSpec> deviceSpecs =
         deviceFilePrefix
             .map(
@@ -416,12 +447,6 @@ record SimulatedSettings(
                 })
             .orElse(List.of());
     return new DiscoveredDevice(
-        naming.id(nodeName, index),
-        deviceProperties,
-        List.of(),
-        deviceSpecs,
-        annotations,
-        resourceName,
-        shared);
+        id, deviceProperties, List.of(), deviceSpecs, annotations, resourceName, shared, env);
   }
 }

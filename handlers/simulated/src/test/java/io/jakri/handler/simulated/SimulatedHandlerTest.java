@@ -113,18 +113,46 @@ class SimulatedHandlerTest {
   }
 
   @Test
-  void envPrefixGivesEachDeviceItsDevicePathUnderThatName() throws Exception {
-    assertThat(discover("envPrefix: SIMPLE_DEVICE"))
-        .extracting(DiscoveredDevice::properties)
-        .containsExactly(Map.of("SIMPLE_DEVICE", "/dev/0"), Map.of("SIMPLE_DEVICE", "/dev/1"));
+  void envPrefixNamesOneEnvVarPerDeviceAfterItsIdWithItsIndexAsDevicePath() throws Exception {
+    List<DiscoveredDevice> devices = discover("envPrefix: SIMPLE_DEVICE");
+    assertThat(devices)
+        .extracting(DiscoveredDevice::env)
+        .containsExactly(
+            Map.of("SIMPLE_DEVICE_simple-device-node-a-0", "/dev/0"),
+            Map.of("SIMPLE_DEVICE_simple-device-node-a-1", "/dev/1"));
+    // Not a property: the agent would rename it per resource.
+    assertThat(devices).extracting(DiscoveredDevice::properties).containsOnly(Map.of());
   }
 
   @Test
-  void annotationPrefixGivesEachDeviceAnAnnotationWithItsDevicePath() throws Exception {
+  void envPrefixUsesTheIdPrefixAndTheDescriptionsAsDeviceIds() throws Exception {
+    assertThat(discover("envPrefix: DEV\nidPrefix: gpu"))
+        .extracting(DiscoveredDevice::env)
+        .containsExactly(
+            Map.of("DEV_gpu-node-a-0", "/dev/0"), Map.of("DEV_gpu-node-a-1", "/dev/1"));
+    assertThat(discover("envPrefix: DEV\ndescriptions: [foo0, foo1]\nshared: false"))
+        .extracting(DiscoveredDevice::env)
+        .containsExactly(Map.of("DEV_foo0", "/dev/0"), Map.of("DEV_foo1", "/dev/1"));
+  }
+
+  @Test
+  void withoutPrefixesNoEnvAnnotationOrDeviceFileIsGiven() throws Exception {
+    assertThat(discover("count: 2"))
+        .allSatisfy(
+            device -> {
+              assertThat(device.env()).isEmpty();
+              assertThat(device.annotations()).isEmpty();
+              assertThat(device.deviceSpecs()).isEmpty();
+            });
+  }
+
+  @Test
+  void annotationPrefixNamesOneEmptyAnnotationPerDeviceAfterItsId() throws Exception {
     assertThat(discover("annotationPrefix: example.com"))
         .extracting(DiscoveredDevice::annotations)
         .containsExactly(
-            Map.of("example.com/device-0", "/dev/0"), Map.of("example.com/device-1", "/dev/1"));
+            Map.of("example.com-simple-device-node-a-0", ""),
+            Map.of("example.com-simple-device-node-a-1", ""));
   }
 
   @Test
@@ -250,11 +278,26 @@ class SimulatedHandlerTest {
   }
 
   @Test
-  void annotationPrefixMustBeADnsSubdomain() {
-    assertThat(validate("annotationPrefix: Example_com").errors())
+  void annotationPrefixMustBeLettersDigitsAndPunctuationWithoutSpaces() {
+    assertThat(validate("annotationPrefix: \"example com\"").errors())
         .containsExactly(
-            "annotationPrefix \"Example_com\" must be a lowercase DNS subdomain such as"
-                + " example.com");
+            "annotationPrefix \"example com\" must be 1 to 253 letters, digits, '.', '_', '/' and"
+                + " '-', starting with a letter or digit (such as example.com)");
+    assertThat(validate("annotationPrefix: Example.com/Simple_Device").errors()).isEmpty();
+  }
+
+  @Test
+  void envPrefixWhoseEnvNamesKubernetesWouldRefuseIsAnErrorNamingTheIdField() {
+    assertThat(validate("envPrefix: DEV\nidPrefix: \"my device\"").errors())
+        .containsExactly(
+            "envPrefix \"DEV\" with idPrefix gives env var names such as \"DEV_my device-node-0\""
+                + " (<envPrefix>_<device id>) that Kubernetes does not accept: only letters,"
+                + " digits, '_', '-' and '.', not starting with a digit");
+    assertThat(validate("envPrefix: DEV\ndescriptions: [ok, \"a=b\"]").errors())
+        .singleElement()
+        .asString()
+        .startsWith(
+            "envPrefix \"DEV\" with descriptions[1] gives env var names such as \"DEV_a=b\"");
   }
 
   @Test
@@ -281,9 +324,8 @@ class SimulatedHandlerTest {
   }
 
   @Test
-  void propertyThatClashesWithEnvPrefixIsAnError() {
-    assertThat(validate("envPrefix: DEV\nproperties: {DEV: x}\n").errors())
-        .containsExactly("properties.DEV clashes with the property that envPrefix sets");
+  void propertyNamedLikeEnvPrefixIsFineAsEnvPrefixSetsNoProperty() {
+    assertThat(validate("envPrefix: DEV\nproperties: {DEV: x}\n").errors()).isEmpty();
   }
 
   @Test

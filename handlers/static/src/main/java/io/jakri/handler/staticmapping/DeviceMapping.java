@@ -4,6 +4,7 @@ import io.jakri.handler.Details;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Names;
+import io.jakri.handler.Parsed;
 import io.jakri.handler.Problems;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -64,22 +65,6 @@ record DeviceMapping(List<StaticDevice> devices) {
     }
   }
 
-  /** The outcome of reading details: the mapping when there are no errors, and all warnings. */
-  record Parsed(Optional<DeviceMapping> mapping, List<String> errors, List<String> warnings) {
-    Parsed {
-      errors = List.copyOf(errors);
-      warnings = List.copyOf(warnings);
-    }
-
-    /** The mapping, or an exception whose message lists every error. */
-    DeviceMapping orThrow() throws InvalidDetailsException {
-      if (mapping.isEmpty()) {
-        throw new InvalidDetailsException(String.join("; ", errors));
-      }
-      return mapping.get();
-    }
-  }
-
   /** The devices that {@code nodeName} sees, in order of first appearance. */
   List<DiscoveredDevice> devicesFor(String nodeName) {
     return devices.stream()
@@ -89,12 +74,12 @@ record DeviceMapping(List<StaticDevice> devices) {
   }
 
   /** Reads YAML details. Never throws: every problem is an error or warning naming its field. */
-  static Parsed parse(String yaml) {
+  static Parsed<DeviceMapping> parse(String yaml) {
     Details details;
     try {
       details = Details.of("", VerbatimYaml.loadMap(yaml));
     } catch (InvalidDetailsException e) {
-      return new Parsed(Optional.empty(), List.of(e.getMessage()), List.of());
+      return Parsed.failed(List.of(e.getMessage()), List.of());
     }
     Problems problems = new Problems();
     if (!details.has("deviceMapping")) {
@@ -113,14 +98,14 @@ record DeviceMapping(List<StaticDevice> devices) {
     }
     details.unknownKeys().forEach(key -> problems.warn(key + " is not a known field; ignored"));
     if (!problems.errors().isEmpty()) {
-      return new Parsed(Optional.empty(), problems.errors(), problems.warnings());
+      return Parsed.failed(problems.errors(), problems.warnings());
     }
     List<StaticDevice> devices = new ArrayList<>();
     seen.forEach(
         (key, entry) ->
             devices.add(
                 new StaticDevice(key.resourceName(), key.instanceId(), entry.env, entry.hosts)));
-    return new Parsed(Optional.of(new DeviceMapping(devices)), List.of(), problems.warnings());
+    return Parsed.of(new DeviceMapping(devices), problems.warnings());
   }
 
   /** Identity of a device across mappings. */

@@ -31,8 +31,7 @@ public final class StaticHandler implements DiscoveryHandler {
 
   @Override
   public Validation validate(DiscoveryContext context) {
-    DeviceMapping.Parsed parsed = DeviceMapping.parse(context.discoveryDetails());
-    return new Validation(parsed.errors(), parsed.warnings());
+    return DeviceMapping.parse(context.discoveryDetails()).validation();
   }
 
   @Override

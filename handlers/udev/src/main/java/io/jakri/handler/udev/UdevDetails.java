@@ -2,6 +2,7 @@ package io.jakri.handler.udev;
 
 import io.jakri.handler.Details;
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Parsed;
 import io.jakri.handler.Problems;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,30 +42,13 @@ record UdevDetails(
     Objects.requireNonNull(rescanInterval, "rescanInterval");
   }
 
-  /** The outcome of parsing: details when there are no errors, and every problem found. */
-  record Parsed(Optional<UdevDetails> details, List<String> errors, List<String> warnings) {
-    Parsed {
-      details = details == null ? Optional.empty() : details;
-      errors = List.copyOf(errors);
-      warnings = List.copyOf(warnings);
-    }
-
-    UdevDetails orThrow() throws InvalidDetailsException {
-      if (details.isEmpty()) {
-        throw new InvalidDetailsException(String.join("; ", errors));
-      }
-      return details.get();
-    }
-  }
-
   /** Parses and checks details YAML; never throws, collects every problem. */
-  static Parsed parse(String yaml) {
+  static Parsed<UdevDetails> parse(String yaml) {
     Details d;
     try {
       d = Details.parse(yaml);
     } catch (InvalidDetailsException e) {
-      return new Parsed(
-          Optional.empty(), List.of("discoveryDetails: " + e.getMessage()), List.of());
+      return Parsed.failed(List.of("discoveryDetails: " + e.getMessage()), List.of());
     }
     Problems problems = new Problems();
     List<UdevRule> rules = new ArrayList<>();
@@ -109,16 +93,14 @@ record UdevDetails(
       problems.warn(unknown + " is not a udev discovery detail and is ignored");
     }
     if (!problems.errors().isEmpty()) {
-      return new Parsed(Optional.empty(), problems.errors(), problems.warnings());
+      return Parsed.failed(problems.errors(), problems.warnings());
     }
-    return new Parsed(
-        Optional.of(
-            new UdevDetails(
-                rules,
-                group,
-                permissions.orElse(DEFAULT_PERMISSIONS),
-                rescan.map(Duration::ofSeconds).orElse(DEFAULT_RESCAN))),
-        List.of(),
+    return Parsed.of(
+        new UdevDetails(
+            rules,
+            group,
+            permissions.orElse(DEFAULT_PERMISSIONS),
+            rescan.map(Duration::ofSeconds).orElse(DEFAULT_RESCAN)),
         problems.warnings());
   }
 

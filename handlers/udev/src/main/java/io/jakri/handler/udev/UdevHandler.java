@@ -59,8 +59,7 @@ public final class UdevHandler implements DiscoveryHandler {
 
   @Override
   public Validation validate(DiscoveryContext context) {
-    UdevDetails.Parsed parsed = UdevDetails.parse(context.discoveryDetails());
-    return new Validation(parsed.errors(), parsed.warnings());
+    return UdevDetails.parse(context.discoveryDetails()).validation();
   }
 
   @Override

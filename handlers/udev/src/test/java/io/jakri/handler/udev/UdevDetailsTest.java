@@ -2,6 +2,7 @@ package io.jakri.handler.udev;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.handler.Parsed;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -9,7 +10,7 @@ class UdevDetailsTest {
 
   @Test
   void akrisVideoDetailsParseWithDefaults() {
-    UdevDetails.Parsed parsed = UdevDetails.parse("udevRules:\n-  'KERNEL==\"video[0-9]*\"'\n");
+    Parsed<UdevDetails> parsed = UdevDetails.parse("udevRules:\n-  'KERNEL==\"video[0-9]*\"'\n");
     assertThat(parsed.errors()).isEmpty();
     UdevDetails d = parsed.details().orElseThrow();
     assertThat(d.rules()).hasSize(1);
@@ -20,7 +21,7 @@ class UdevDetailsTest {
 
   @Test
   void akrisChartDetailsParse() {
-    UdevDetails.Parsed parsed =
+    Parsed<UdevDetails> parsed =
         UdevDetails.parse(
             "groupRecursive: true\nudevRules:\n- KERNEL==\"video[0-9]*\"\npermissions: rw\n");
     assertThat(parsed.errors()).isEmpty();
@@ -30,7 +31,7 @@ class UdevDetailsTest {
 
   @Test
   void everyProblemIsReportedNamingItsField() {
-    UdevDetails.Parsed parsed =
+    Parsed<UdevDetails> parsed =
         UdevDetails.parse(
             """
             udevRules:

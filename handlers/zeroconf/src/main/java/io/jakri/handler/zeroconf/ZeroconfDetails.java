@@ -2,6 +2,7 @@ package io.jakri.handler.zeroconf;
 
 import io.jakri.handler.Details;
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Parsed;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -60,36 +61,15 @@ public record ZeroconfDetails(
     interfaces = List.copyOf(interfaces == null ? List.of() : interfaces);
   }
 
-  /**
-   * The outcome of parsing: details when there are no errors; every problem as a message naming its
-   * field.
-   */
-  public record Parsed(
-      Optional<ZeroconfDetails> details, List<String> errors, List<String> warnings) {
-    public Parsed {
-      details = details == null ? Optional.empty() : details;
-      errors = List.copyOf(errors);
-      warnings = List.copyOf(warnings);
-    }
-
-    /** The details, or an exception listing every error. */
-    public ZeroconfDetails orThrow() throws InvalidDetailsException {
-      if (details.isEmpty()) {
-        throw new InvalidDetailsException(String.join("; ", errors));
-      }
-      return details.get();
-    }
-  }
-
   /** Parses and checks details YAML; never throws, collects every problem. Pure. */
-  public static Parsed parse(String yaml) {
+  public static Parsed<ZeroconfDetails> parse(String yaml) {
     List<String> errors = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     Details d;
     try {
       d = Details.parse(yaml);
     } catch (InvalidDetailsException e) {
-      return new Parsed(Optional.empty(), List.of("discoveryDetails: " + e.getMessage()), warnings);
+      return Parsed.failed(List.of("discoveryDetails: " + e.getMessage()), warnings);
     }
 
     Optional<ServiceType> kind = Optional.empty();
@@ -208,12 +188,10 @@ public record ZeroconfDetails(
     }
 
     if (!errors.isEmpty() || kind.isEmpty()) {
-      return new Parsed(Optional.empty(), errors, warnings);
+      return Parsed.failed(errors, warnings);
     }
-    return new Parsed(
-        Optional.of(new ZeroconfDetails(kind.get(), name, domain, port, txt, interfaces)),
-        errors,
-        warnings);
+    return Parsed.of(
+        new ZeroconfDetails(kind.get(), name, domain, port, txt, interfaces), warnings);
   }
 
   /** Whether an {@code interfaces} entry is an IP address rather than an interface name. */

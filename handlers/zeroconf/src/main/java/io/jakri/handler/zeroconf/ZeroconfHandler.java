@@ -49,8 +49,7 @@ public final class ZeroconfHandler implements DiscoveryHandler {
 
   @Override
   public Validation validate(DiscoveryContext context) {
-    ZeroconfDetails.Parsed parsed = ZeroconfDetails.parse(context.discoveryDetails());
-    return new Validation(parsed.errors(), parsed.warnings());
+    return ZeroconfDetails.parse(context.discoveryDetails()).validation();
   }
 
   /**

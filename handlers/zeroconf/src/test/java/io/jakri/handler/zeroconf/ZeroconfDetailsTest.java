@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.jakri.handler.InvalidDetailsException;
+import io.jakri.handler.Parsed;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,7 +50,7 @@ class ZeroconfDetailsTest {
 
   @Test
   void missingKindIsAnError() {
-    ZeroconfDetails.Parsed parsed = ZeroconfDetails.parse("");
+    Parsed<ZeroconfDetails> parsed = ZeroconfDetails.parse("");
 
     assertThat(parsed.details()).isEmpty();
     assertThat(parsed.errors()).singleElement().asString().startsWith("kind is required");
@@ -57,7 +58,7 @@ class ZeroconfDetailsTest {
 
   @Test
   void kindThatIsNotAServiceTypeIsAnErrorNamingTheField() {
-    ZeroconfDetails.Parsed parsed = ZeroconfDetails.parse("kind: http");
+    Parsed<ZeroconfDetails> parsed = ZeroconfDetails.parse("kind: http");
 
     assertThat(parsed.errors())
         .singleElement()
@@ -68,7 +69,7 @@ class ZeroconfDetailsTest {
 
   @Test
   void collectsEveryErrorAtOnce() {
-    ZeroconfDetails.Parsed parsed =
+    Parsed<ZeroconfDetails> parsed =
         ZeroconfDetails.parse(
             """
             kind: _x
@@ -92,7 +93,7 @@ class ZeroconfDetailsTest {
 
   @Test
   void wrongTypesAreErrorsNamingTheField() {
-    ZeroconfDetails.Parsed parsed =
+    Parsed<ZeroconfDetails> parsed =
         ZeroconfDetails.parse("kind: _a._tcp\nport: eighty\ntxtRecords: [a]\ninterfaces: eth0");
 
     assertThat(parsed.errors())
@@ -112,7 +113,7 @@ class ZeroconfDetailsTest {
 
   @Test
   void otherDomainThanLocalAndUnknownKeysAreWarnings() {
-    ZeroconfDetails.Parsed parsed =
+    Parsed<ZeroconfDetails> parsed =
         ZeroconfDetails.parse("kind: _a._tcp\ndomain: Example.COM\nfilter: x");
 
     assertThat(parsed.errors()).isEmpty();

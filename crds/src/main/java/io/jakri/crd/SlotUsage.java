@@ -1,4 +1,4 @@
-package io.jakri.agent.instance;
+package io.jakri.crd;
 
 import java.util.Objects;
 

@@ -1,4 +1,4 @@
-package io.jakri.agent.instance;
+package io.jakri.crd;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -34,5 +34,15 @@ public final class InstanceNames {
   /** The id of slot {@code n} of an Instance: {@code <instance>-<n>}. */
   public static String slotId(String instance, int n) {
     return instance + "-" + n;
+  }
+
+  /** The numeric suffix of a slot id, or -1 when it has none. */
+  public static int slotIndex(String slotId) {
+    int dash = slotId.lastIndexOf('-');
+    try {
+      return Integer.parseInt(slotId.substring(dash + 1));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 }

@@ -1,4 +1,4 @@
-package io.jakri.agent.instance;
+package io.jakri.crd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

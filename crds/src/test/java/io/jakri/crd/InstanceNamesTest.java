@@ -1,4 +1,4 @@
-package io.jakri.agent.instance;
+package io.jakri.crd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,6 +29,6 @@ class InstanceNamesTest {
   @Test
   void slotIdsAreInstanceDashIndex() {
     assertThat(InstanceNames.slotId("zeroconf-218f68", 0)).isEqualTo("zeroconf-218f68-0");
-    assertThat(Instance.slotIndex("zeroconf-218f68-12")).isEqualTo(12);
+    assertThat(InstanceNames.slotIndex("zeroconf-218f68-12")).isEqualTo(12);
   }
 }

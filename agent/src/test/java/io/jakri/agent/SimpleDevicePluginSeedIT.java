@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.discovery.DiscoveryManager;
-import io.jakri.agent.instance.InstanceNames;
+import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.ContainerAllocation;
 import io.jakri.kubelet.emulator.DeviceSpecInfo;

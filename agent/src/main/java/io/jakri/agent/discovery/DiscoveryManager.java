@@ -636,7 +636,11 @@ public final class DiscoveryManager implements AutoCloseable {
     if (error == null) {
       run.discovery = discovery;
       run.restartAttempts = 0;
-      status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
+      // A snapshot reported from within start() may have been processed already: its refusal
+      // stands.
+      if (run.refusal == null) {
+        status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
+      }
       for (Listener l : listeners) {
         l.discoveryStarted(spec.handlerName(), spec.name());
       }

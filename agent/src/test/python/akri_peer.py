@@ -12,6 +12,10 @@ Commands, one JSON object per line on stdin:
       the full snapshot sent to every open stream (and first to each new one)
   {"invalid": "message"}   Discover answers InvalidArgument with the message (null: stop)
   {"silent": true}         Discover opens streams but never sends anything (false: stop)
+--permit-pings lets the agent send HTTP/2 keepalive PINGs every second (server options
+grpc.http2.min_ping_interval_without_data_ms and grpc.keepalive_permit_without_calls); without it the
+server keeps grpcio's default policy (at most one PING per 5 minutes while it sends no data, or it
+answers GOAWAY too_many_pings).
 Events, one JSON object per line on stdout: registered, register-failed, discover (with the
 details and the properties base64-encoded), stream-closed, serving.
 """
@@ -143,10 +147,17 @@ def main():
     p.add_argument("--port", type=int, help="NETWORK endpoint on 127.0.0.1")
     p.add_argument("--shared", action="store_true")
     p.add_argument("--register-interval", type=float, default=10.0)
+    p.add_argument("--permit-pings", action="store_true")
     args = p.parse_args()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+    options = []
+    if args.permit_pings:
+        options = [("grpc.http2.min_ping_interval_without_data_ms", 1000),
+                   ("grpc.keepalive_permit_without_calls", 1)]
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=options)
     discovery_pb2_grpc.add_DiscoveryHandlerServicer_to_server(Handler(), server)
     if args.socket:
+        # As discovery-utils: the directory may not exist yet (the agent creates it too).
+        os.makedirs(os.path.dirname(args.socket), exist_ok=True)
         if os.path.exists(args.socket):
             os.remove(args.socket)
         server.add_insecure_port("unix:" + args.socket)

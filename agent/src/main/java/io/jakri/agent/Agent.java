@@ -219,11 +219,9 @@ public final class Agent implements AutoCloseable {
       ConfigurationStatusPublisher status =
           new ConfigurationStatusPublisher(
               client.get(),
-              AGENT_EVENTS_FALLBACK_NAMESPACE,
               options.nodeName(),
               watcher,
               discovery::statuses,
-              store,
               (configuration, reason, message) ->
                   recorder.warning(
                       ObjectRef.configuration(
@@ -323,7 +321,6 @@ public final class Agent implements AutoCloseable {
 
     @Override
     public void changed(io.jakri.agent.instance.Instance instance) {
-      cluster.ifPresent(c -> c.status().changed());
       if (!instance.nodes().contains(node)
           && resources.local(instance.name()).filter(d -> d.online()).isPresent()) {
         discovery.republish(instance.name());
@@ -332,7 +329,6 @@ public final class Agent implements AutoCloseable {
 
     @Override
     public void deleted(String name) {
-      cluster.ifPresent(c -> c.status().changed());
       if (resources.local(name).filter(d -> d.online()).isPresent()) {
         discovery.republish(name);
       }

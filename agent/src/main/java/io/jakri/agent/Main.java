@@ -174,19 +174,34 @@ public final class Main implements Callable<Integer> {
               + " JAKRI_DISCOVERY_HANDLERS_DIR; default /var/lib/akri; none: off).")
   String discoveryHandlersDir;
 
+  @Option(
+      names = "--external-handler-keepalive",
+      converter = KeepaliveConverter.class,
+      description =
+          "How long a Discover stream of an Akri-protocol handler may be silent before the agent"
+              + " sends an HTTP/2 PING; a handler that answers neither the PING nor a new"
+              + " connection within 10s, for 30s, is dropped (env JAKRI_EXTERNAL_HANDLER_KEEPALIVE;"
+              + " default 30s; at least 10s). Handlers on gRPC servers that refuse PINGs more"
+              + " often than every 5m (grpc-go, grpc-java, Python grpcio defaults) want 5m or a"
+              + " server option permitting them.")
+  Duration externalHandlerKeepalive = ExternalHandlers.Settings.DEFAULT_KEEPALIVE;
+
   /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
   Optional<ExternalHandlers.Options> externalHandlers() {
     String dir = discoveryHandlersDir;
     if (dir == null || dir.isBlank()) {
       dir = System.getenv(ExternalHandlers.DIRECTORY_ENV);
     }
+    ExternalHandlers.Settings settings =
+        ExternalHandlers.Settings.DEFAULT.withKeepalive(externalHandlerKeepalive);
     if (dir == null || dir.isBlank()) {
-      return Optional.of(new ExternalHandlers.Options(ExternalHandlers.DEFAULT_DIRECTORY));
+      return Optional.of(
+          new ExternalHandlers.Options(ExternalHandlers.DEFAULT_DIRECTORY, settings));
     }
     if (dir.strip().equalsIgnoreCase("none")) {
       return Optional.empty();
     }
-    return Optional.of(new ExternalHandlers.Options(Path.of(dir.strip())));
+    return Optional.of(new ExternalHandlers.Options(Path.of(dir.strip()), settings));
   }
 
   /** The safeguards the flags ask for. */
@@ -417,6 +432,19 @@ public final class Main implements Callable<Integer> {
       // fall through to the working directory
     }
     return Path.of("plugins");
+  }
+
+  /** A keepalive time: a duration of at least gRPC's floor, 10s. */
+  static final class KeepaliveConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      Duration d = new DurationText.Converter().convert(value);
+      if (d.compareTo(ExternalHandlers.Settings.MIN_KEEPALIVE) < 0) {
+        throw new CommandLine.TypeConversionException(
+            "'" + value + "' is below gRPC's keepalive floor (use 10s or more, e.g. 30s, 5m)");
+      }
+      return d;
+    }
   }
 
   /** A TCP port: 0 (any free port) to 65535. */

@@ -83,6 +83,35 @@ class MainFlagsTest {
   }
 
   @Test
+  void anExternalHandlerKeepaliveBelowGrpcsFloorIsOneLine() {
+    Run run = run("--standalone", "--config", "c.yaml", "--external-handler-keepalive", "2s");
+
+    assertThat(run.code()).isEqualTo(2);
+    assertThat(run.err())
+        .containsExactly(
+            "jakri-agent: Invalid value for option '--external-handler-keepalive': '2s' is below"
+                + " gRPC's keepalive floor (use 10s or more, e.g. 30s, 5m) (see jakri-agent"
+                + " --help)");
+  }
+
+  @Test
+  void theExternalHandlerKeepaliveReachesTheSettingsAndDefaultsTo30s() {
+    Main chosen = new Main();
+    new CommandLine(chosen)
+        .parseArgs("--external-handler-keepalive", "5m", "--discovery-handlers-dir", "/x");
+    Main plain = new Main();
+    new CommandLine(plain).parseArgs("--discovery-handlers-dir", "/x");
+
+    assertThat(chosen.externalHandlers().orElseThrow().settings().keepalive()).hasMinutes(5);
+    assertThat(plain.externalHandlers().orElseThrow().settings().keepalive()).hasSeconds(30);
+    assertThat(plain.externalHandlers().orElseThrow().settings())
+        .isEqualTo(io.jakri.agent.external.ExternalHandlers.Settings.DEFAULT);
+    assertThat(String.join(" ", run("--help").out()).replaceAll("\\s+", " "))
+        .contains("--external-handler-keepalive")
+        .contains("env JAKRI_EXTERNAL_HANDLER_KEEPALIVE; default 30s; at least 10s");
+  }
+
+  @Test
   void anUnknownFlagIsOneLine() {
     Run run = run("--no-such-flag");
 

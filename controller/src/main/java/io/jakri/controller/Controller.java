@@ -14,7 +14,6 @@ import io.jakri.controller.reconcile.ReconcileKey;
 import io.jakri.controller.reconcile.Rejections;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.random.RandomGenerator;
@@ -81,8 +80,7 @@ public final class Controller implements AutoCloseable {
               if (key instanceof ReconcileKey.InstanceKey k) {
                 return instances.reconcile(k.name());
               }
-              configurations.reconcile(key.name());
-              return Optional.<Duration>empty();
+              return configurations.reconcile(key.name());
             },
             new Backoff(options.retryBase(), options.retryMax()),
             scheduler,

@@ -83,7 +83,7 @@ class BrokerSpecRejectedIT {
   @Test
   void aRejectedBrokerSpecIsReportedRetriedAndBlocksNothingElse() throws Exception {
     Configuration bad = noImage();
-    // What an agent wrote: its own condition and node entry, which the controller must keep.
+    // What an agent wrote: its own node entry, which the controller must keep.
     cluster
         .client
         .resources(Configuration.class)
@@ -94,8 +94,6 @@ class BrokerSpecRejectedIT {
             PatchContext.of(PatchType.JSON),
             """
             [{"op":"add","path":"/status","value":{
-              "conditions":[{"type":"Discovering","status":"True","reason":"Discovering",
-                "message":"discovering on 1 node(s): n1","lastTransitionTime":"2026-01-01T00:00:00Z"}],
               "nodes":{"n1":{"state":"Discovering","message":"","devices":1}}}}]
             """);
     Configuration good = cluster.podConfiguration("good", "nginx:1");
@@ -116,7 +114,12 @@ class BrokerSpecRejectedIT {
         cluster.client.resources(Configuration.class).inNamespace(NS).withName("bad").get();
     assertThat(after.getStatus().getConditions())
         .extracting(Condition::getType)
-        .containsExactly("Discovering", ConfigurationReconciler.CONDITION);
+        .containsExactly(
+            "Discovering",
+            "Invalid",
+            "HandlerMissing",
+            "Failed",
+            ConfigurationReconciler.CONDITION);
     assertThat(after.getStatus().getNodes()).containsKey("n1");
     await()
         .atMost(WAIT)
@@ -178,66 +181,103 @@ class BrokerSpecRejectedIT {
                 .getStatus()
                 .getConditions())
         .extracting(Condition::getType)
-        .containsExactly("Discovering", ConfigurationReconciler.CONDITION);
+        .containsExactly(
+            "Discovering",
+            "Invalid",
+            "HandlerMissing",
+            "Failed",
+            ConfigurationReconciler.CONDITION);
+  }
+
+  private Configuration stored(String name) {
+    return cluster.client.resources(Configuration.class).inNamespace(NS).withName(name).get();
+  }
+
+  private void nodeEntry(String configuration, String node, String state, String message) {
+    // As an agent writes it: a merge patch of its own key only.
+    cluster
+        .client
+        .resources(Configuration.class)
+        .inNamespace(NS)
+        .withName(configuration)
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            "{\"status\":{\"nodes\":{\""
+                + node
+                + "\":{\"state\":\""
+                + state
+                + "\",\"message\":\""
+                + message
+                + "\",\"devices\":1}}}}");
+  }
+
+  private String conditions(String configuration) {
+    Configuration c = stored(configuration);
+    return c.getStatus() == null
+        ? ""
+        : c.getStatus().getConditions().stream()
+            .map(x -> x.getType() + "=" + x.getStatus() + ":" + x.getMessage())
+            .toList()
+            .toString();
   }
 
   @Test
-  void anAgentThatRewritesConditionsWithoutOursCausesNoWriteLoop() throws Exception {
+  void theControllerDerivesConditionsAndCountsFromTheNodesEntriesAndSettles() throws Exception {
+    cluster.node("n2");
     Configuration c = cluster.podConfiguration("cam", "nginx:1");
     cluster.instance(c, "cam-aaaaaa", false, "n1");
+    cluster.instance(c, "cam-bbbbbb", false, "n2");
+    nodeEntry("cam", "n1", "Discovering", "");
+    nodeEntry("cam", "n2", "Invalid", "bad details");
     MockCluster.Running controller = cluster.start();
-    await().atMost(WAIT).until(() -> brokersReady("cam").isPresent());
 
-    // Today's agent: on every Configuration change it writes status.conditions with only its
-    // own condition types.
-    java.util.concurrent.atomic.AtomicInteger agentWrites =
-        new java.util.concurrent.atomic.AtomicInteger();
-    var agent =
-        cluster
-            .client
-            .resources(Configuration.class)
-            .inNamespace(NS)
-            .inform(
-                new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
-                  @Override
-                  public void onAdd(Configuration obj) {
-                    onUpdate(obj, obj);
-                  }
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              assertThat(conditions("cam"))
+                  .contains("Discovering=True:discovering on 1 node(s): n1")
+                  .contains("Invalid=True:on node(s) n2: bad details")
+                  .contains("HandlerMissing=False")
+                  .contains("Failed=False")
+                  .contains(ConfigurationReconciler.CONDITION + "=True");
+              assertThat(stored("cam").getStatus().getInstances()).isEqualTo(2);
+              assertThat(stored("cam").getStatus().getObservedGeneration())
+                  .isEqualTo(stored("cam").getMetadata().getGeneration());
+            });
+    // One owner per field: nothing rewrites it back and forth.
+    java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong(-1);
+    await()
+        .pollInterval(Duration.ofMillis(200))
+        .during(Duration.ofSeconds(2))
+        .atMost(WAIT)
+        .until(
+            () ->
+                last.getAndSet(controller.calls().get("PATCH")) == controller.calls().get("PATCH"));
+    String version = stored("cam").getMetadata().getResourceVersion();
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(4))
+        .until(() -> stored("cam").getMetadata().getResourceVersion().equals(version));
 
-                  @Override
-                  public void onUpdate(Configuration oldObj, Configuration obj) {
-                    if (obj.getStatus() != null
-                        && obj.getStatus().getConditions().stream()
-                            .anyMatch(x -> !"Discovering".equals(x.getType()))) {
-                      agentWrites.incrementAndGet();
-                      cluster
-                          .client
-                          .resources(Configuration.class)
-                          .inNamespace(NS)
-                          .withName("cam")
-                          .subresource("status")
-                          .patch(
-                              PatchContext.of(PatchType.JSON),
-                              """
-                              [{"op":"add","path":"/status/conditions","value":[{"type":
-                              "Discovering","status":"True","reason":"Discovering","message":""}]}]
-                              """);
-                    }
-                  }
-
-                  @Override
-                  public void onDelete(Configuration obj, boolean unknown) {}
-                });
-    try {
-      long patches = controller.calls().get("PATCH");
-      await().atMost(WAIT).until(() -> agentWrites.get() >= 1);
-      // Bounded: the controller does not re-add its condition at once, so the two settle.
-      await()
-          .during(Duration.ofSeconds(3))
-          .atMost(Duration.ofSeconds(6))
-          .until(() -> controller.calls().get("PATCH") - patches <= 1 && agentWrites.get() <= 2);
-    } finally {
-      agent.close();
-    }
+    // A node's state changes: the conditions follow; an Instance goes: the count follows.
+    nodeEntry("cam", "n2", "Discovering", "");
+    cluster
+        .client
+        .resources(io.jakri.crd.Instance.class)
+        .inNamespace(NS)
+        .withName("cam-bbbbbb")
+        .delete();
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              assertThat(conditions("cam"))
+                  .contains("Discovering=True:discovering on 2 node(s): n1, n2")
+                  .contains("Invalid=False");
+              assertThat(stored("cam").getStatus().getInstances()).isEqualTo(1);
+              assertThat(stored("cam").getStatus().getNodes()).containsOnlyKeys("n1", "n2");
+            });
   }
 }

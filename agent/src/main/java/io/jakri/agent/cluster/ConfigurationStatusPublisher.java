@@ -1,7 +1,5 @@
 package io.jakri.agent.cluster;
 
-import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -9,21 +7,15 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.jakri.agent.discovery.DiscoveryManager;
-import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.InstanceStore;
-import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.Configuration;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -32,29 +24,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes each Configuration's {@code status}: this node's own entry under {@code status.nodes}
- * (state, message, devices), conditions aggregated over all nodes' entries ({@code Discovering},
- * {@code Invalid}, {@code HandlerMissing}, {@code Failed}) and the number of Instances.
+ * Writes this node's own entry of each Configuration's status, {@code status.nodes.<node>} (state,
+ * message, devices, observedGeneration, lastTransitionTime), and nothing else: the conditions, the
+ * Instance count and {@code status.observedGeneration} are the controller's, derived from all
+ * nodes' entries ({@link io.jakri.crd.ConfigurationConditions}). One owner per field, so agents and
+ * the controller never rewrite each other's writes.
  *
- * <p>Agents never overwrite each other's node entries (a JSON merge patch touches only this node's
- * key); the aggregated conditions are a pure function of all entries, with node names sorted and
- * transition times kept while a condition's status holds, so agents that see the same entries write
- * the same conditions and converge instead of fighting. Writes happen only when something differs
- * from the last seen object (and differs from what this agent last sent on that same object), and
- * at most once per interval (1 s by default) however fast changes arrive; each write is one patch,
- * with no read before it. A write that would only correct the Instance count waits 1–3 intervals (a
- * delay fixed per node name) for another agent's correction to arrive first, so a burst of new
- * Instances costs a few status writes in all rather than a few per agent. Failures are logged and
- * retried on the next change or after a backoff. Also reports each new problem of this node through
- * {@link Warnings}. Thread-safe; work is coalesced onto the scheduler.
+ * <p>Each write is a JSON merge patch naming only this node's key, with no read before it, sent
+ * only when the entry differs from the last seen object (and from what this agent last sent on that
+ * same object), at most once per interval (1 s by default) however fast changes arrive. Failures
+ * are logged and retried on the next change or after a backoff. Also reports each new problem of
+ * this node through {@link Warnings}. Thread-safe; work is coalesced onto the scheduler.
  */
 public final class ConfigurationStatusPublisher implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ConfigurationStatusPublisher.class);
-
-  /** Condition types, in the order written. */
-  public static final List<String> CONDITIONS =
-      List.of("Discovering", "Invalid", "HandlerMissing", "Failed");
 
   /** Receives this node's problems with a Configuration (for Kubernetes Events). */
   @FunctionalInterface
@@ -63,11 +47,9 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
   }
 
   private final KubernetesClient client;
-  private final String namespace;
   private final String node;
   private final ConfigurationWatcher watcher;
   private final Supplier<Map<String, DiscoveryManager.ConfigurationStatus>> discovery;
-  private final InstanceStore instances;
   private final Warnings warnings;
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
@@ -76,8 +58,6 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
   private final AtomicBoolean pending = new AtomicBoolean();
   private final Map<String, String> reported = new HashMap<>();
   private final Map<String, Written> written = new HashMap<>();
-  private final Map<String, Stale> staleCounts = new HashMap<>();
-  private final long countDelayMs;
   private volatile long lastPass = Long.MIN_VALUE / 2;
   private volatile boolean closed;
 
@@ -87,64 +67,40 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
   /** Delay of the first pass after a quiet period. */
   private static final long QUICK_MS = 50;
 
-  /** Since when (clock millis) the status at a resourceVersion has shown a wrong Instance count. */
-  private record Stale(String resourceVersion, long since) {}
-
   /** The last patch sent for a Configuration and the resourceVersion of the status it was on. */
   private record Written(String resourceVersion, String patch) {}
 
   public ConfigurationStatusPublisher(
       KubernetesClient client,
-      String namespace,
       String node,
       ConfigurationWatcher watcher,
       Supplier<Map<String, DiscoveryManager.ConfigurationStatus>> discovery,
-      InstanceStore instances,
       Warnings warnings,
       ScheduledExecutorService scheduler,
       Clock clock,
       ApiCalls calls) {
-    this(
-        client,
-        namespace,
-        node,
-        watcher,
-        discovery,
-        instances,
-        warnings,
-        scheduler,
-        clock,
-        calls,
-        DEFAULT_INTERVAL);
+    this(client, node, watcher, discovery, warnings, scheduler, clock, calls, DEFAULT_INTERVAL);
   }
 
   /**
-   * @param interval the least time between two publish passes: changes arriving in a burst (100
-   *     Instances appearing, each changing the count) are coalesced into one pass per interval
+   * @param interval the least time between two publish passes: changes arriving in a burst are
+   *     coalesced into one pass per interval
    */
   public ConfigurationStatusPublisher(
       KubernetesClient client,
-      String namespace,
       String node,
       ConfigurationWatcher watcher,
       Supplier<Map<String, DiscoveryManager.ConfigurationStatus>> discovery,
-      InstanceStore instances,
       Warnings warnings,
       ScheduledExecutorService scheduler,
       Clock clock,
       ApiCalls calls,
       Duration interval) {
     this.interval = interval;
-    // Each node waits a different time (from its name) before correcting only the count, so in a
-    // burst the first correction reaches the others through the watch before they send theirs.
-    this.countDelayMs =
-        interval.toMillis() + Math.floorMod(node.hashCode(), 2 * Math.max(1, interval.toMillis()));
     this.client = client;
-    this.namespace = namespace;
     this.node = node;
     this.watcher = watcher;
     this.discovery = discovery;
-    this.instances = instances;
     this.warnings = warnings;
     this.scheduler = scheduler;
     this.clock = clock;
@@ -178,14 +134,6 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
       return;
     }
     Map<String, DiscoveryManager.ConfigurationStatus> statuses = discovery.get();
-    Map<String, Integer> counts = new HashMap<>();
-    try {
-      for (Instance i : instances.list()) {
-        counts.merge(i.configurationName(), 1, Integer::sum);
-      }
-    } catch (StoreException e) {
-      LOG.debug("instance count unavailable: {}", e.getMessage());
-    }
     boolean failed = false;
     for (ConfigurationWatcher.Known k : watcher.known().values()) {
       Optional<NodeEntry> own = ownEntry(k, statuses.get(k.name()));
@@ -194,7 +142,7 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
       }
       report(k, own.get());
       try {
-        publishOne(k, own.get(), counts.getOrDefault(k.name(), 0));
+        publishOne(k, own.get());
       } catch (KubernetesClientException e) {
         failed = true;
         LOG.warn(
@@ -206,7 +154,6 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     }
     reported.keySet().retainAll(watcher.known().keySet());
     written.keySet().retainAll(watcher.known().keySet());
-    staleCounts.keySet().retainAll(watcher.known().keySet());
     if (failed && !closed) {
       scheduler.schedule(this::changed, 2, TimeUnit.SECONDS);
     }
@@ -245,23 +192,21 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
   }
 
   @SuppressWarnings("unchecked")
-  private void publishOne(ConfigurationWatcher.Known k, NodeEntry own, int instanceCount) {
-    Map<String, Object> status = new LinkedHashMap<>();
-    Object raw = k.resource().getAdditionalProperties().get("status");
-    if (raw instanceof Map<?, ?> m) {
-      status.putAll((Map<String, Object>) m);
+  private void publishOne(ConfigurationWatcher.Known k, NodeEntry own) {
+    Map<String, Object> previousOwn = Map.of();
+    if (k.resource().getAdditionalProperties().get("status") instanceof Map<?, ?> status
+        && status.get("nodes") instanceof Map<?, ?> nodes
+        && nodes.get(node) instanceof Map<?, ?> p) {
+      previousOwn = (Map<String, Object>) p;
     }
-    Map<String, Object> nodes = new TreeMap<>();
-    if (status.get("nodes") instanceof Map<?, ?> n) {
-      ((Map<String, Object>) n).forEach(nodes::put);
-    }
-    Map<String, Object> previousOwn =
-        nodes.get(node) instanceof Map<?, ?> p ? (Map<String, Object>) p : Map.of();
     boolean ownSame =
         Objects.equals(previousOwn.get("state"), own.state())
             && Objects.equals(previousOwn.get("message"), own.message())
             && Objects.equals(number(previousOwn.get("devices")), (long) own.devices())
             && Objects.equals(number(previousOwn.get("observedGeneration")), k.generation());
+    if (ownSame) {
+      return;
+    }
     String now = clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
     Map<String, Object> ownEntry = new LinkedHashMap<>();
     ownEntry.put("state", own.state());
@@ -270,64 +215,18 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
     ownEntry.put("observedGeneration", k.generation());
     ownEntry.put(
         "lastTransitionTime",
-        ownSame || Objects.equals(previousOwn.get("state"), own.state())
+        Objects.equals(previousOwn.get("state"), own.state())
             ? previousOwn.getOrDefault("lastTransitionTime", now)
             : now);
-    nodes.put(node, ownEntry);
-
-    // Only the agents' own condition types are computed here; others (the controller's
-    // BrokersReady) are carried over untouched and never cause a write.
-    List<Map<String, Object>> previousConditions = new ArrayList<>();
-    List<Object> foreignConditions = new ArrayList<>();
-    if (status.get("conditions") instanceof List<?> l) {
-      for (Object o : l) {
-        if (o instanceof Map<?, ?> c) {
-          if (CONDITIONS.contains(String.valueOf(c.get("type")))) {
-            previousConditions.add((Map<String, Object>) c);
-          } else {
-            foreignConditions.add(c);
-          }
-        }
-      }
-    }
-    List<Condition> ownConditions = conditions(nodes, previousConditions, k.generation(), now);
-    boolean conditionsSame = sameConditions(previousConditions, ownConditions);
-    List<Object> conditions = new ArrayList<>(ownConditions);
-    conditions.addAll(foreignConditions);
-    boolean countSame = Objects.equals(number(status.get("instances")), (long) instanceCount);
-    String seenVersion = k.resource().getMetadata().getResourceVersion();
-    if (ownSame && conditionsSame && countSame) {
-      staleCounts.remove(k.name());
-      return;
-    }
-    if (ownSame && conditionsSame && countDeferred(k.name(), seenVersion)) {
-      return;
-    }
-    staleCounts.remove(k.name());
-    // A JSON patch, not a merge patch: "add" replaces exactly the members named and leaves the
-    // other nodes' entries alone on every server (the mock server's merge patch concatenates
-    // lists, which made conditions grow on each write).
-    List<Map<String, Object>> ops = new ArrayList<>();
-    if (raw == null) {
-      Map<String, Object> full = new LinkedHashMap<>();
-      full.put("nodes", Map.of(node, ownEntry));
-      full.put("conditions", conditions);
-      full.put("instances", instanceCount);
-      full.put("observedGeneration", k.generation());
-      ops.add(op("/status", full));
-    } else {
-      if (status.get("nodes") instanceof Map<?, ?>) {
-        ops.add(op("/status/nodes/" + JsonPointer.escape(node), ownEntry));
-      } else {
-        ops.add(op("/status/nodes", Map.of(node, ownEntry)));
-      }
-      ops.add(op("/status/conditions", conditions));
-      ops.add(op("/status/instances", instanceCount));
-      ops.add(op("/status/observedGeneration", k.generation()));
-    }
-    String json = client.getKubernetesSerialization().asJson(ops);
+    // A merge patch naming only this node's key: the other nodes' entries and the controller's
+    // fields are left as they are on every server, and a missing status is created.
+    String json =
+        client
+            .getKubernetesSerialization()
+            .asJson(Map.of("status", Map.of("nodes", Map.of(node, ownEntry))));
     // The same patch on the same status we already patched: our write has not come back through
     // the watch yet, and sending it again would change nothing.
+    String seenVersion = k.resource().getMetadata().getResourceVersion();
     Written last = written.get(k.name());
     if (last != null
         && Objects.equals(last.resourceVersion(), seenVersion)
@@ -346,103 +245,9 @@ public final class ConfigurationStatusPublisher implements AutoCloseable {
         .inNamespace(k.namespace())
         .resource(target)
         .subresource("status")
-        .patch(PatchContext.of(PatchType.JSON), json);
+        .patch(PatchContext.of(PatchType.JSON_MERGE), json);
     written.put(k.name(), new Written(seenVersion, json));
     LOG.debug("configuration {}/{}: status written ({})", k.namespace(), k.name(), own.state());
-  }
-
-  /**
-   * Whether to hold back a write whose only change is the Instance count: every agent sees the same
-   * Instances, so one agent's correction serves all. A status version showing a wrong count is
-   * corrected only after it has stood for this node's count delay; a pass is scheduled for then.
-   */
-  private boolean countDeferred(String configuration, String seenVersion) {
-    long now = clock.millis();
-    Stale stale = staleCounts.get(configuration);
-    if (stale == null || !Objects.equals(stale.resourceVersion(), seenVersion)) {
-      stale = new Stale(seenVersion, now);
-      staleCounts.put(configuration, stale);
-    }
-    long wait = stale.since() + countDelayMs - now;
-    if (wait <= 0) {
-      return false;
-    }
-    if (!closed) {
-      scheduler.schedule(this::changed, wait, TimeUnit.MILLISECONDS);
-    }
-    return true;
-  }
-
-  private static Map<String, Object> op(String path, Object value) {
-    Map<String, Object> op = new LinkedHashMap<>();
-    op.put("op", "add");
-    op.put("path", path);
-    op.put("value", value);
-    return op;
-  }
-
-  /** Conditions as a pure function of all nodes' entries (sorted by node name). */
-  @SuppressWarnings("unchecked")
-  static List<Condition> conditions(
-      Map<String, Object> nodes, List<Map<String, Object>> previous, long generation, String now) {
-    Map<String, List<String>> byState = new LinkedHashMap<>();
-    Map<String, String> firstMessage = new HashMap<>();
-    new TreeMap<>(nodes)
-        .forEach(
-            (n, entry) -> {
-              if (entry instanceof Map<?, ?> e) {
-                String state = String.valueOf(((Map<String, Object>) e).get("state"));
-                byState.computeIfAbsent(state, s -> new ArrayList<>()).add(n);
-                firstMessage.putIfAbsent(
-                    state, String.valueOf(((Map<String, Object>) e).get("message")));
-              }
-            });
-    List<Condition> result = new ArrayList<>();
-    for (String type : CONDITIONS) {
-      List<String> on = byState.getOrDefault(type, List.of());
-      boolean isTrue = !on.isEmpty();
-      String status = isTrue ? "True" : "False";
-      String message =
-          isTrue
-              ? (type.equals("Discovering")
-                  ? "discovering on " + on.size() + " node(s): " + String.join(", ", on)
-                  : "on node(s) " + String.join(", ", on) + ": " + firstMessage.get(type))
-              : "";
-      String transition = now;
-      for (Map<String, Object> p : previous) {
-        if (type.equals(p.get("type")) && status.equals(p.get("status"))) {
-          transition = String.valueOf(p.getOrDefault("lastTransitionTime", now));
-        }
-      }
-      result.add(
-          new ConditionBuilder()
-              .withType(type)
-              .withStatus(status)
-              .withReason(isTrue ? type : "Not" + type)
-              .withMessage(message)
-              .withObservedGeneration(generation)
-              .withLastTransitionTime(transition)
-              .build());
-    }
-    return result;
-  }
-
-  private static boolean sameConditions(List<Map<String, Object>> previous, List<Condition> next) {
-    if (previous.size() != next.size()) {
-      return false;
-    }
-    for (int i = 0; i < next.size(); i++) {
-      Map<String, Object> p = previous.get(i);
-      Condition c = next.get(i);
-      if (!Objects.equals(p.get("type"), c.getType())
-          || !Objects.equals(p.get("status"), c.getStatus())
-          || !Objects.equals(p.get("reason"), c.getReason())
-          || !Objects.equals(p.get("message"), c.getMessage())
-          || !Objects.equals(number(p.get("observedGeneration")), c.getObservedGeneration())) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static Long number(Object o) {

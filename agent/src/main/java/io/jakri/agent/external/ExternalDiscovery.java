@@ -1,5 +1,7 @@
 package io.jakri.agent.external;
 
+import io.grpc.ConnectivityState;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -34,8 +36,11 @@ import v0.DiscoveryHandlerGrpc;
  * is dialled again with backoff (250 ms doubling to 5 s) while the endpoint's devices stay; a
  * re-registration dials at once; after {@link ExternalHandlers.Settings#dropAfter} of failures the
  * endpoint is dropped and its devices leave the snapshot (unhealthy, then gone after the grace). An
- * {@code InvalidArgument} answer is the handler refusing the details: while starting, {@link
- * #start} throws; later, the discovery reports failure and the restart finds it invalid.
+ * endpoint that stops answering fails too: its open stream by unanswered keepalive PINGs (set on
+ * the channel), a new dial by a connection that has not answered the HTTP/2 handshake after {@link
+ * ExternalHandlers.Settings#keepaliveTimeout} (a frozen process's socket still accepts). An {@code
+ * InvalidArgument} answer is the handler refusing the details: while starting, {@link #start}
+ * throws; later, the discovery reports failure and the restart finds it invalid.
  */
 final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointListener {
 
@@ -239,9 +244,11 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
     int attempts;
     long generation;
     long failingSince = -1;
+    String firstFailure;
     ClientCallStreamObserver<DiscoverRequest> call;
     ScheduledFuture<?> retry;
     ScheduledFuture<?> silence;
+    ScheduledFuture<?> handshake;
 
     EndpointStream(ExternalEndpoint endpoint) {
       this.endpoint = endpoint;
@@ -265,55 +272,64 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
       channel.get().resetConnectBackoff();
       long gen = ++generation;
       boolean[] answered = {false};
-      DiscoveryHandlerGrpc.newStub(channel.get())
-          .discover(
-              request,
-              new ClientResponseObserver<DiscoverRequest, DiscoverResponse>() {
-                @Override
-                public void beforeStart(ClientCallStreamObserver<DiscoverRequest> requestStream) {
-                  synchronized (ExternalDiscovery.this) {
-                    if (gen == generation) {
-                      call = requestStream;
-                    }
-                  }
-                }
-
-                @Override
-                public void onNext(DiscoverResponse response) {
-                  List<DiscoveredDevice> devices =
-                      devices(response, endpoint.shared(), configuration, endpoint);
-                  synchronized (ExternalDiscovery.this) {
-                    if (gen != generation || closed) {
-                      return;
-                    }
-                    if (!answered[0]) {
-                      answered[0] = true;
-                      if (failing()) {
-                        LOG.info(
-                            "configuration {}: handler {} at {} answers again",
-                            configuration,
-                            name,
-                            endpoint.endpoint());
+      ManagedChannel dialled = channel.get();
+      // Not in the caller's gRPC Context: a re-registration dials from inside the Register call,
+      // whose Context is cancelled as soon as it answers, and would cancel this stream with it.
+      Context previous = Context.ROOT.attach();
+      try {
+        DiscoveryHandlerGrpc.newStub(dialled)
+            .discover(
+                request,
+                new ClientResponseObserver<DiscoverRequest, DiscoverResponse>() {
+                  @Override
+                  public void beforeStart(ClientCallStreamObserver<DiscoverRequest> requestStream) {
+                    synchronized (ExternalDiscovery.this) {
+                      if (gen == generation) {
+                        call = requestStream;
                       }
                     }
-                    failingSince = -1;
-                    attempts = 0;
-                    snapshots.put(endpoint.key(), devices);
-                    publish();
                   }
-                  firstAnswer.countDown();
-                }
 
-                @Override
-                public void onError(Throwable t) {
-                  ended(gen, Status.fromThrowable(t));
-                }
+                  @Override
+                  public void onNext(DiscoverResponse response) {
+                    List<DiscoveredDevice> devices =
+                        devices(response, endpoint.shared(), configuration, endpoint);
+                    synchronized (ExternalDiscovery.this) {
+                      if (gen != generation || closed) {
+                        return;
+                      }
+                      if (!answered[0]) {
+                        answered[0] = true;
+                        if (failing()) {
+                          LOG.info(
+                              "configuration {}: handler {} at {} answers again",
+                              configuration,
+                              name,
+                              endpoint.endpoint());
+                        }
+                      }
+                      failingSince = -1;
+                      firstFailure = null;
+                      attempts = 0;
+                      snapshots.put(endpoint.key(), devices);
+                      publish();
+                    }
+                    firstAnswer.countDown();
+                  }
 
-                @Override
-                public void onCompleted() {
-                  ended(gen, Status.UNAVAILABLE.withDescription("the handler ended the stream"));
-                }
-              });
+                  @Override
+                  public void onError(Throwable t) {
+                    ended(gen, Status.fromThrowable(t));
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    ended(gen, Status.UNAVAILABLE.withDescription("the handler ended the stream"));
+                  }
+                });
+      } finally {
+        Context.ROOT.detach(previous);
+      }
       long warnAfter = handlers.settings().silentWarning().toMillis();
       silence =
           handlers
@@ -321,7 +337,11 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
               .schedule(
                   () -> {
                     synchronized (ExternalDiscovery.this) {
-                      if (gen == generation && !answered[0] && !closed) {
+                      // a connection still in its handshake is the handshake check's to report
+                      if (gen == generation
+                          && !answered[0]
+                          && !closed
+                          && dialled.getState(false) == ConnectivityState.READY) {
                         LOG.warn(
                             "configuration {}: handler {} at {} has not answered Discover in {}"
                                 + " ms; still waiting",
@@ -334,6 +354,42 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
                   },
                   warnAfter,
                   TimeUnit.MILLISECONDS);
+      long handshakeMs = handlers.settings().keepaliveTimeout().toMillis();
+      handshake =
+          handlers
+              .scheduler()
+              .schedule(
+                  () -> unanswered(gen, answered, dialled, handshakeMs),
+                  handshakeMs,
+                  TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * A dial whose connection has not answered the HTTP/2 handshake in time fails like a dropped
+     * stream (the call is still waiting in the channel, never sent): a frozen process's socket
+     * accepts connections, and without a stream no keepalive PING would notice.
+     */
+    private void unanswered(
+        long gen, boolean[] answered, ManagedChannel dialled, long handshakeMs) {
+      ClientCallStreamObserver<DiscoverRequest> waiting;
+      synchronized (ExternalDiscovery.this) {
+        if (gen != generation
+            || closed
+            || call == null
+            || answered[0]
+            || dialled.getState(false) == ConnectivityState.READY) {
+          return;
+        }
+        waiting = call;
+        call = null; // its CANCELLED is ours, not a failure
+      }
+      waiting.cancel("no HTTP/2 answer", null);
+      ended(
+          gen,
+          Status.UNAVAILABLE.withDescription(
+              "no answer to the HTTP/2 handshake in "
+                  + handshakeMs
+                  + " ms (process frozen or host unreachable?)"));
     }
 
     private void ended(long gen, Status status) {
@@ -364,13 +420,20 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
           long now = handlers.nanoTime().getAsLong();
           if (failingSince < 0) {
             failingSince = now;
+            firstFailure = description;
           }
           long failingMs = (now - failingSince) / 1_000_000;
           long dropMs = handlers.settings().dropAfter().toMillis();
           if (failingMs >= dropMs) {
             toDrop = endpoint;
             dropReason =
-                "Discover kept failing for " + failingMs + " ms (last: " + description + ")";
+                "Discover kept failing for "
+                    + failingMs
+                    + " ms ("
+                    + (firstFailure.equals(description) ? "" : "first: " + firstFailure + "; ")
+                    + "last: "
+                    + description
+                    + ")";
           } else {
             long delay =
                 Math.min(
@@ -428,6 +491,10 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
       if (silence != null) {
         silence.cancel(false);
         silence = null;
+      }
+      if (handshake != null) {
+        handshake.cancel(false);
+        handshake = null;
       }
     }
   }

@@ -55,7 +55,10 @@ import v0.RegistrationGrpc;
  *       again after an agent restart.
  *   <li>An endpoint whose stream fails for longer than {@link Settings#dropAfter} is dropped: its
  *       devices turn unhealthy (and leave after the offline grace). A name without endpoints is no
- *       handler any more.
+ *       handler any more. An endpoint that stays connected but stops answering (its process frozen,
+ *       its host unreachable) fails its stream by not answering gRPC keepalive PINGs ({@link
+ *       Settings#keepalive}) or a new connection's HTTP/2 handshake, so it is dropped within {@link
+ *       Settings#dropBound}.
  *   <li>Bounded: registrations are rate-limited ({@link Settings#registrationsPerSecond}), at most
  *       {@value #MAX_ENDPOINTS} endpoints, messages of at most {@value #MAX_MESSAGE_BYTES} bytes.
  * </ul>
@@ -91,15 +94,68 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
    *     {@code InvalidArgument} in that time makes the Configuration invalid)
    * @param silentWarning after how long without a first answer a warning is logged
    * @param registrationsPerSecond registrations accepted per second (burst: twice that)
+   * @param keepalive how long a Discover stream may be silent before the agent sends an HTTP/2 PING
+   *     on its connection (gRPC keepalive, only while a stream is open; gRPC's floor is 10 s)
+   * @param keepaliveTimeout how long a PING may go unanswered before the connection counts as gone,
+   *     and how long a new connection may take to answer the HTTP/2 handshake
    */
   public record Settings(
       Duration dropAfter,
       Duration firstAnswer,
       Duration silentWarning,
-      int registrationsPerSecond) {
+      int registrationsPerSecond,
+      Duration keepalive,
+      Duration keepaliveTimeout) {
+
+    /** gRPC's smallest keepalive time: shorter ones are raised to it. */
+    public static final Duration MIN_KEEPALIVE = Duration.ofSeconds(10);
+
+    /** Default time between keepalive PINGs on a silent stream. */
+    public static final Duration DEFAULT_KEEPALIVE = Duration.ofSeconds(30);
+
+    /** Default time a PING (or a new connection's handshake) may go unanswered. */
+    public static final Duration DEFAULT_KEEPALIVE_TIMEOUT = Duration.ofSeconds(10);
 
     public static final Settings DEFAULT =
         new Settings(Duration.ofSeconds(30), Duration.ofSeconds(3), Duration.ofSeconds(30), 20);
+
+    public Settings {
+      if (keepalive.compareTo(MIN_KEEPALIVE) < 0) {
+        keepalive = MIN_KEEPALIVE;
+      }
+      if (keepaliveTimeout.isNegative() || keepaliveTimeout.isZero()) {
+        throw new IllegalArgumentException("keepaliveTimeout must be positive");
+      }
+    }
+
+    /** The default keepalive. */
+    public Settings(
+        Duration dropAfter,
+        Duration firstAnswer,
+        Duration silentWarning,
+        int registrationsPerSecond) {
+      this(
+          dropAfter,
+          firstAnswer,
+          silentWarning,
+          registrationsPerSecond,
+          DEFAULT_KEEPALIVE,
+          DEFAULT_KEEPALIVE_TIMEOUT);
+    }
+
+    /** These settings with another keepalive time. */
+    public Settings withKeepalive(Duration time) {
+      return new Settings(
+          dropAfter, firstAnswer, silentWarning, registrationsPerSecond, time, keepaliveTimeout);
+    }
+
+    /**
+     * The longest a stream to an endpoint that stops answering can last before the endpoint is
+     * dropped: the keepalive time, the PING's timeout and {@link #dropAfter} of failed dials.
+     */
+    public Duration dropBound() {
+      return keepalive.plus(keepaliveTimeout).plus(dropAfter).plus(keepaliveTimeout);
+    }
   }
 
   /** Where external handlers register ({@code directory}) and their timing. */
@@ -393,7 +449,13 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
           .executor(executor)
           .usePlaintext()
           .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-          .maxInboundMetadataSize(MAX_REGISTRATION_BYTES);
+          .maxInboundMetadataSize(MAX_REGISTRATION_BYTES)
+          // A handler that stops answering (process frozen, host gone) is noticed by its HTTP/2
+          // stack not answering PINGs; only while a Discover stream is open, so an unused
+          // handler is never pinged (servers that police PINGs are strictest without calls).
+          .keepAliveTime(settings.keepalive().toNanos(), TimeUnit.NANOSECONDS)
+          .keepAliveTimeout(settings.keepaliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
+          .keepAliveWithoutCalls(false);
       InternalNettyChannelBuilder.setStatsEnabled(builder, false);
       InternalNettyChannelBuilder.setTracingEnabled(builder, false);
       r.channel = builder.build();

@@ -120,12 +120,9 @@ class ClusterAgentIT {
               Configuration c = stored("widgets");
               // Each node's entry arrives with its own write: absent is "not yet", not an error.
               assertThat(c.getStatus()).isNotNull();
-              assertThat(c.getStatus().getConditions())
-                  .extracting(x -> x.getType() + "=" + x.getStatus())
-                  .containsExactly(
-                      "Discovering=True", "Invalid=False", "HandlerMissing=False", "Failed=False");
-              assertThat(c.getStatus().getInstances()).isEqualTo(2);
               assertThat(c.getStatus().getNodes()).containsKeys("n1", "n2");
+              assertThat(c.getStatus().getNodes().get("n1").getState()).isEqualTo("Discovering");
+              assertThat(c.getStatus().getNodes().get("n2").getState()).isEqualTo("Discovering");
               assertThat(c.getStatus().getNodes().get("n1").getDevices()).isEqualTo(2);
               assertThat(c.getStatus().getNodes().get("n2").getDevices()).isEqualTo(1);
             });
@@ -136,7 +133,7 @@ class ClusterAgentIT {
         .during(Duration.ofSeconds(2))
         .atMost(Duration.ofSeconds(20))
         .until(() -> last.getAndSet(patches()) == patches());
-    // A condition another writer owns (the controller's) is kept and does not trigger rewrites.
+    // A condition the controller writes is kept and does not trigger rewrites.
     cluster
         .admin
         .genericKubernetesResources("akri.sh/v0", "Configuration")
@@ -146,9 +143,9 @@ class ClusterAgentIT {
         .patch(
             io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
                 io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
-            "[{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":"
-                + "{\"type\":\"BrokersReady\",\"status\":\"True\",\"reason\":\"BrokersCreated\","
-                + "\"message\":\"\",\"lastTransitionTime\":\"2026-11-21T10:00:00Z\"}}]");
+            "[{\"op\":\"add\",\"path\":\"/status/conditions\",\"value\":"
+                + "[{\"type\":\"BrokersReady\",\"status\":\"True\",\"reason\":\"BrokersCreated\","
+                + "\"message\":\"\",\"lastTransitionTime\":\"2026-11-21T10:00:00Z\"}]}]");
     // No agent keeps rewriting: a later look finds the same resourceVersion and patch count.
     long patches = patches();
     String version = stored("widgets").getMetadata().getResourceVersion();
@@ -160,9 +157,13 @@ class ClusterAgentIT {
               assertThat(patches()).isEqualTo(patches);
               assertThat(stored("widgets").getMetadata().getResourceVersion()).isEqualTo(version);
             });
+    // The conditions, the count and the observed generation are the controller's: agents write
+    // only their own node entries.
     assertThat(stored("widgets").getStatus().getConditions())
         .extracting(c -> c.getType())
-        .contains("BrokersReady");
+        .containsExactly("BrokersReady");
+    assertThat(stored("widgets").getStatus().getInstances()).isNull();
+    assertThat(stored("widgets").getStatus().getObservedGeneration()).isNull();
   }
 
   private long patches() {
@@ -284,7 +285,7 @@ class ClusterAgentIT {
   }
 
   @Test
-  void configurationsTheAgentCannotActOnGetAConditionAndAnEventAndNoInstances() throws Exception {
+  void configurationsTheAgentCannotActOnGetANodeStateAndAnEventAndNoInstances() throws Exception {
     cluster.start("n1", Duration.ofSeconds(30));
     cluster.apply(WIDGETS);
     cluster.apply(ClusterHarness.configuration("broken", "static", 1, "deviceMapping: 5"));
@@ -312,11 +313,10 @@ class ClusterAgentIT {
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(
             () -> {
-              assertThat(condition("broken", "Invalid")).contains("True");
-              assertThat(condition("nohandler", "HandlerMissing")).contains("True");
-              assertThat(condition("secretive", "Invalid")).contains("True");
-              assertThat(condition("widgets", "Discovering")).contains("True");
-              assertThat(condition("widgets", "Invalid")).contains("False");
+              assertThat(state("broken")).contains("Invalid");
+              assertThat(state("nohandler")).contains("HandlerMissing");
+              assertThat(state("secretive")).contains("Invalid");
+              assertThat(state("widgets")).contains("Discovering");
             });
     assertThat(stored("broken").getStatus().getNodes().get("n1").getMessage())
         .contains("deviceMapping");
@@ -338,15 +338,13 @@ class ClusterAgentIT {
         .hasSize(2);
   }
 
-  private java.util.Optional<String> condition(String configuration, String type) {
+  /** Node n1's state for {@code configuration}, as its agent wrote it. */
+  private java.util.Optional<String> state(String configuration) {
     Configuration c = stored(configuration);
-    if (c == null || c.getStatus() == null) {
+    if (c == null || c.getStatus() == null || c.getStatus().getNodes() == null) {
       return java.util.Optional.empty();
     }
-    return c.getStatus().getConditions().stream()
-        .filter(x -> x.getType().equals(type))
-        .map(x -> x.getStatus())
-        .findFirst();
+    return java.util.Optional.ofNullable(c.getStatus().getNodes().get("n1")).map(n -> n.getState());
   }
 
   @Test

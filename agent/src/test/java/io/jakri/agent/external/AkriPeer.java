@@ -74,6 +74,8 @@ final class AkriPeer implements AutoCloseable {
   static synchronized Path generate() throws Exception {
     Path marker = GENERATED.resolve("discovery_pb2_grpc.py");
     if (Files.exists(marker)) {
+      // the script may have changed since target/ was filled
+      Files.copy(SCRIPT, GENERATED.resolve("akri_peer.py"), StandardCopyOption.REPLACE_EXISTING);
       return GENERATED;
     }
     Files.createDirectories(GENERATED);
@@ -121,6 +123,22 @@ final class AkriPeer implements AutoCloseable {
       throws Exception {
     return start(
         dir, name, shared, registerInterval, "--socket", dir.resolve(socketName).toString());
+  }
+
+  /**
+   * Starts a handler on a Unix socket whose gRPC server permits keepalive PINGs every second
+   * (grpcio's default allows one per 5 minutes while it sends nothing).
+   */
+  static AkriPeer udsPermittingPings(
+      Path dir, String name, String socketName, Duration registerInterval) throws Exception {
+    return start(
+        dir,
+        name,
+        false,
+        registerInterval,
+        "--socket",
+        dir.resolve(socketName).toString(),
+        "--permit-pings");
   }
 
   /** Starts a handler on a free TCP port (NETWORK endpoint). */
@@ -189,6 +207,25 @@ final class AkriPeer implements AutoCloseable {
   Optional<JsonNode> last(String type) {
     List<JsonNode> list = events(type);
     return list.isEmpty() ? Optional.empty() : Optional.of(list.get(list.size() - 1));
+  }
+
+  /** Freezes the process (SIGSTOP): its sockets stay open, nothing in it answers. */
+  void freeze() throws Exception {
+    signal("STOP");
+  }
+
+  /** Lets a frozen process run again (SIGCONT). */
+  void thaw() throws Exception {
+    signal("CONT");
+  }
+
+  private void signal(String name) throws Exception {
+    Process kill =
+        new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(kill.waitFor()).as("kill -%s: %s", name, out).isZero();
   }
 
   /** Kills the process at once (a handler crash). */

@@ -27,17 +27,26 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The agent against a discovery handler written in Python with another gRPC stack ({@link
  * AkriPeer}), over Akri's protocol: UDS and NETWORK endpoints, details and byte properties, shared
- * and unshared names, snapshot changes, a crash and return, two endpoints under one name,
- * InvalidArgument, the plugin/external name rule. One agent for the class; the agent restart test
- * runs its own.
+ * and unshared names, snapshot changes, a crash and return, a frozen (SIGSTOP) handler and an idle
+ * one under keepalive PINGs, two endpoints under one name, InvalidArgument, the plugin/external
+ * name rule. One agent for the class; the agent restart test runs its own.
  */
 class AkriProtocolIT {
 
   static final String NODE = "protocol-node";
   static final Duration GRACE = Duration.ofSeconds(3);
+
+  /** gRPC's floor: the shortest keepalive time there is. */
+  static final Duration KEEPALIVE = ExternalHandlers.Settings.MIN_KEEPALIVE;
+
   static final ExternalHandlers.Settings SETTINGS =
       new ExternalHandlers.Settings(
-          Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(2), 50);
+          Duration.ofSeconds(3),
+          Duration.ofSeconds(3),
+          Duration.ofSeconds(2),
+          50,
+          KEEPALIVE,
+          Duration.ofSeconds(2));
   static final Duration REGISTER_INTERVAL = Duration.ofSeconds(1);
 
   @TempDir static Path root;
@@ -223,7 +232,8 @@ class AkriProtocolIT {
     } finally {
       peer.close();
     }
-    try (AkriPeer back = AkriPeer.uds(akri, "pycrash", "pycrash.sock", false, REGISTER_INTERVAL)) {
+    try (io.jakri.agent.LogCapture log = io.jakri.agent.LogCapture.of(ExternalDiscovery.class);
+        AkriPeer back = AkriPeer.uds(akri, "pycrash", "pycrash.sock", false, REGISTER_INTERVAL)) {
       back.devices("d1", "d2");
       double registered = back.awaitRegistered().path("t").asDouble();
       double dialled = back.awaitEvent("discover", e -> true).path("t").asDouble();
@@ -233,8 +243,129 @@ class AkriProtocolIT {
           "akri protocol: a crashed handler back: its registration answered -> its Discover called"
               + " (handler's clock): %.1f ms%n",
           (dialled - registered) * 1e3);
+      // the dial its registration caused is not cancelled with the Register call's Context
+      assertThat(log.messages())
+          .filteredOn(m -> m.contains("pycrash"))
+          .noneMatch(m -> m.contains("Context was cancelled"));
       Files.delete(root.resolve("config").resolve("pycrash-cfg.yaml"));
       awaitGone(agent, res);
+    }
+  }
+
+  /**
+   * A handler frozen with SIGSTOP keeps its connection open but answers nothing, not even HTTP/2
+   * PINGs: it is dropped within {@link ExternalHandlers.Settings#dropBound} (one log line), its
+   * device turns unhealthy at once and leaves after the grace; thawed (SIGCONT) it registers again
+   * and is taken back at once. Meanwhile an idle but alive handler, pinged the same way for three
+   * keepalive intervals, keeps its one stream and its healthy device.
+   */
+  @Test
+  void aFrozenHandlerIsDroppedAndTakenBackWhileAnIdleOneStays() throws Exception {
+    String idleRes = resource("pyidle-cfg", "i1", false);
+    String frozenRes = resource("pyfrozen-cfg", "f1", false);
+    java.util.List<String> idleNotHealthy = new java.util.concurrent.CopyOnWriteArrayList<>();
+    io.jakri.kubelet.emulator.EmulatorListener watch =
+        new io.jakri.kubelet.emulator.EmulatorListener() {
+          @Override
+          public void snapshot(String resource, java.util.Map<String, String> devices) {
+            if (resource.equals(idleRes)
+                && (devices.isEmpty() || !devices.values().stream().allMatch("Healthy"::equals))) {
+              idleNotHealthy.add(devices.toString());
+            }
+          }
+        };
+    try (io.jakri.agent.LogCapture log = io.jakri.agent.LogCapture.of(ExternalHandlers.class);
+        AkriPeer idle =
+            AkriPeer.udsPermittingPings(akri, "pyidle", "pyidle.sock", REGISTER_INTERVAL);
+        AkriPeer frozen =
+            AkriPeer.udsPermittingPings(akri, "pyfrozen", "pyfrozen.sock", REGISTER_INTERVAL)) {
+      idle.awaitRegistered();
+      frozen.awaitRegistered();
+      idle.devices("i1");
+      frozen.devices("f1");
+      writeConfig(root, "pyidle-cfg", "pyidle", "{}", "");
+      writeConfig(root, "pyfrozen-cfg", "pyfrozen", "{}", "");
+      awaitHealthy(agent, idleRes, 2);
+      awaitHealthy(agent, frozenRes, 2);
+      kubelet(agent).addListener(watch);
+      long idleFrom = System.nanoTime();
+      int registrations = frozen.events("registered").size();
+      String frozenEndpoint = akri.resolve("pyfrozen.sock").toString();
+
+      long frozenAt = System.nanoTime();
+      frozen.freeze();
+      long unhealthyAt;
+      try {
+        await()
+            .atMost(SETTINGS.dropBound().plusSeconds(10))
+            .pollInterval(Duration.ofMillis(10))
+            .until(
+                () -> {
+                  java.util.Map<String, String> devices = kubelet(agent).devices(frozenRes);
+                  return !devices.isEmpty()
+                      && devices.values().stream().allMatch("Unhealthy"::equals);
+                });
+        unhealthyAt = System.nanoTime();
+        assertThat(agent.externalHandlers().orElseThrow().endpoints())
+            .extracting(ExternalEndpoint::endpoint)
+            .doesNotContain(frozenEndpoint)
+            .contains(akri.resolve("pyidle.sock").toString());
+        assertThat(log.messages())
+            .filteredOn(m -> m.contains("pyfrozen") && m.contains("dropped"))
+            .singleElement()
+            .asString()
+            .contains(frozenEndpoint)
+            .contains("Keepalive failed")
+            .contains("no answer to the HTTP/2 handshake")
+            .contains("its devices are unhealthy until it registers again");
+        awaitGone(agent, frozenRes);
+      } finally {
+        frozen.thaw();
+      }
+      long thawedAt = System.nanoTime();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> frozen.events("registered").size() > registrations);
+      awaitHealthy(agent, frozenRes, 2);
+      long backAt = System.nanoTime();
+
+      // the idle handler: pinged for three keepalive intervals, never disconnected nor dropped
+      Duration left = KEEPALIVE.multipliedBy(3).minusNanos(System.nanoTime() - idleFrom);
+      if (!left.isNegative() && !left.isZero()) {
+        await()
+            .during(left)
+            .atMost(left.plusSeconds(10))
+            .until(
+                () ->
+                    kubelet(agent).allocatable().getOrDefault(idleRes, 0L) == 2
+                        && agent.externalHandlers().orElseThrow().endpoints().stream()
+                            .anyMatch(e -> e.name().equals("pyidle")));
+      }
+      assertThat(Duration.ofNanos(System.nanoTime() - idleFrom))
+          .isGreaterThanOrEqualTo(KEEPALIVE.multipliedBy(3));
+      assertThat(idle.events("stream-closed")).isEmpty();
+      assertThat(idle.events("discover")).hasSize(1);
+      assertThat(idleNotHealthy).isEmpty();
+      assertThat(log.messages())
+          .filteredOn(m -> m.contains("pyidle"))
+          .noneMatch(m -> m.contains("dropped"));
+      System.out.printf(
+          "akri protocol: a handler frozen (SIGSTOP) -> its device unhealthy: %.0f ms (bound:"
+              + " keepalive %d s + PING timeout %d s + drop after %d s + a handshake's %d s ="
+              + " %d s); thawed (SIGCONT) -> healthy again: %.0f ms%n",
+          (unhealthyAt - frozenAt) / 1e6,
+          KEEPALIVE.toSeconds(),
+          SETTINGS.keepaliveTimeout().toSeconds(),
+          SETTINGS.dropAfter().toSeconds(),
+          SETTINGS.keepaliveTimeout().toSeconds(),
+          SETTINGS.dropBound().toSeconds(),
+          (backAt - thawedAt) / 1e6);
+      Files.delete(root.resolve("config").resolve("pyidle-cfg.yaml"));
+      Files.delete(root.resolve("config").resolve("pyfrozen-cfg.yaml"));
+      awaitGone(agent, idleRes);
+      awaitGone(agent, frozenRes);
+    } finally {
+      kubelet(agent).removeListener(watch);
     }
   }
 

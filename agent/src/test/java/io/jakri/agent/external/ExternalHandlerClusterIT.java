@@ -30,8 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Cluster mode with the Python handler: {@code discoveryProperties} from a Secret and a ConfigMap
  * ({@code data} and {@code binaryData}) reach it as bytes exactly as stored, its device becomes an
- * Instance in the API server, and its {@code InvalidArgument} becomes the Configuration's Invalid
- * condition and an InvalidConfiguration Event.
+ * Instance in the API server, and its {@code InvalidArgument} becomes the node's Invalid state in
+ * the Configuration's status and an InvalidConfiguration Event.
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class ExternalHandlerClusterIT {

@@ -8,7 +8,10 @@ import io.jakri.controller.broker.BrokerLabels;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.controller.broker.BrokerTemplates;
 import io.jakri.crd.Configuration;
+import io.jakri.crd.ConfigurationConditions;
+import io.jakri.crd.ConfigurationStatus;
 import io.jakri.crd.Instance;
+import io.jakri.crd.NodeDiscoveryStatus;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,34 +33,32 @@ import org.slf4j.LoggerFactory;
  * configurationServiceSpec}, a brokerSpec and at least one Instance with a node; it is removed
  * otherwise (also when the Configuration is gone).
  *
- * <p>The condition belongs to the controller alone: {@code False}/{@value
- * InstanceReconciler#REJECTED} while the API server refuses a broker object of this Configuration
- * (the message names the field), {@code True}/{@code BrokersCreated} once every desired broker
- * exists, unchanged in between, absent when there is no brokerSpec. It is written only when it
- * changes, with a JSON patch that re-writes {@code status.conditions} from a fresh read with only
- * this condition replaced, so the agents' conditions and {@code status.nodes} entries stay as they
- * are. Idempotent; called by one worker at a time per key.
+ * <p>The controller owns {@code status.conditions}, {@code status.instances} and {@code
+ * status.observedGeneration}; each agent owns only its {@code status.nodes.<node>} entry. The
+ * conditions {@code Discovering}, {@code Invalid}, {@code HandlerMissing} and {@code Failed} are
+ * derived from all nodes' entries ({@link ConfigurationConditions}); {@value #CONDITION} is {@code
+ * False}/{@value InstanceReconciler#REJECTED} while the API server refuses a broker object of this
+ * Configuration (the message names the field), {@code True}/{@code BrokersCreated} once every
+ * desired broker exists, unchanged in between, absent when there is no brokerSpec. The status is
+ * written only when it differs from the cached one, with one JSON patch of exactly those three
+ * fields, so the nodes' entries stay as they are. Idempotent; called by one worker at a time per
+ * key.
  */
 public final class ConfigurationReconciler {
 
   /** The condition type the controller owns. */
   public static final String CONDITION = "BrokersReady";
 
-  /**
-   * How soon a condition the controller wrote, and that someone else then removed, is written
-   * again. Today's agents rewrite {@code status.conditions} with only their own types whenever the
-   * Configuration changes (our write is such a change), so re-adding at once would ping-pong
-   * without end; this bounds it to one write per interval per Configuration.
-   */
-  public static final Duration REWRITE_INTERVAL = Duration.ofMinutes(1);
-
   private static final Logger LOG = LoggerFactory.getLogger(ConfigurationReconciler.class);
 
-  private record LastWrite(String fingerprint, Instant at) {}
+  /**
+   * The least time between two status writes of one Configuration: a burst of Instances (each
+   * changing the count) or of node entries costs one write per interval, not one per change.
+   */
+  public static final Duration STATUS_INTERVAL = Duration.ofSeconds(1);
 
-  private final Map<String, LastWrite> lastWrites = new ConcurrentHashMap<>();
+  private final Map<String, Instant> lastStatusWrites = new ConcurrentHashMap<>();
 
-  private final KubernetesClient client;
   private final String namespace;
   private final ClusterCache cache;
   private final BrokerTemplates templates;
@@ -73,7 +74,6 @@ public final class ConfigurationReconciler {
       BrokerTemplates templates,
       Rejections rejections,
       Clock clock) {
-    this.client = client;
     this.namespace = namespace;
     this.cache = cache;
     this.templates = templates;
@@ -82,15 +82,18 @@ public final class ConfigurationReconciler {
     this.writes = new Writes(client, namespace, inFlight);
   }
 
-  /** Reconciles Configuration {@code name}; throws on a failed write (retried with backoff). */
-  public void reconcile(String name) {
+  /**
+   * Reconciles Configuration {@code name}; throws on a failed write (retried with backoff). Returns
+   * when to run again if a status write was held back by {@link #STATUS_INTERVAL}.
+   */
+  public Optional<Duration> reconcile(String name) {
     Optional<Service> observed = cache.service(BrokerNames.configurationServiceName(name));
     Optional<Configuration> found = cache.configuration(name);
     if (found.isEmpty()) {
       observed.ifPresent(s -> writes.delete(s, "Configuration is gone"));
       rejections.forget(name);
-      lastWrites.remove(name);
-      return;
+      lastStatusWrites.remove(name);
+      return Optional.empty();
     }
     Configuration configuration = found.get();
     List<Instance> instances = cache.instancesOf(name);
@@ -110,7 +113,7 @@ public final class ConfigurationReconciler {
     } catch (Writes.Rejected e) {
       rejections.record(name, "", e.summary());
     }
-    writeCondition(configuration, wantedCondition(configuration, instances));
+    return writeStatus(configuration, instances.size(), wantedCondition(configuration, instances));
   }
 
   /** The condition to hold: empty = remove it; {@code null} status = leave it as it is. */
@@ -153,111 +156,106 @@ public final class ConfigurationReconciler {
     return true;
   }
 
-  private void writeCondition(Configuration cached, Optional<Condition> wanted) {
-    Optional<Condition> current = ownCondition(cached);
-    if (wanted.isPresent() && wanted.get().getStatus() == null) {
-      return;
-    }
-    if (wanted.isEmpty()
-        ? current.isEmpty()
-        : current.filter(c -> same(c, wanted.get())).isPresent()) {
-      return;
-    }
-    String name = cached.getMetadata().getName();
-    String fingerprint = wanted.map(ConfigurationReconciler::fingerprint).orElse("");
-    Instant now = clock.instant();
-    LastWrite last = lastWrites.get(name);
-    if (last != null
-        && last.fingerprint().equals(fingerprint)
-        && now.isBefore(last.at().plus(REWRITE_INTERVAL))) {
-      LOG.debug(
-          "Configuration({}/{}): {} was removed by another writer; not re-adding yet",
-          namespace,
-          name,
-          CONDITION);
-      return;
-    }
-    // Read fresh so the agents' latest conditions are kept; only ours is replaced.
-    Configuration fresh =
-        client
-            .resources(Configuration.class)
-            .inNamespace(namespace)
-            .withName(cached.getMetadata().getName())
-            .get();
-    if (fresh == null) {
-      return;
-    }
-    List<Condition> conditions = new ArrayList<>();
-    Optional<Condition> previous = Optional.empty();
-    if (fresh.getStatus() != null && fresh.getStatus().getConditions() != null) {
-      for (Condition c : fresh.getStatus().getConditions()) {
-        if (CONDITION.equals(c.getType())) {
-          previous = Optional.of(c);
-        } else {
-          conditions.add(c);
-        }
-      }
-    }
-    if (wanted.isPresent()) {
-      Condition next = wanted.get();
-      if (previous.filter(p -> same(p, next)).isPresent()) {
-        return;
-      }
-      String stamp = now.truncatedTo(ChronoUnit.SECONDS).toString();
-      next.setLastTransitionTime(
-          previous
-              .filter(p -> Objects.equals(p.getStatus(), next.getStatus()))
-              .map(Condition::getLastTransitionTime)
-              .orElse(stamp));
-      conditions.add(next);
-    } else if (previous.isEmpty()) {
-      return;
-    }
-    Map<String, Object> op = new LinkedHashMap<>();
-    op.put("op", "add");
-    if (fresh.getStatus() == null) {
-      op.put("path", "/status");
-      op.put("value", Map.of("conditions", conditions));
-    } else {
-      op.put("path", "/status/conditions");
-      op.put("value", conditions);
-    }
-    writes.patchStatus(Configuration.class, cached.getMetadata().getName(), List.of(op));
-    lastWrites.put(name, new LastWrite(fingerprint, now));
-    LOG.info(
-        "Configuration({}/{}): condition {} {}",
-        namespace,
-        cached.getMetadata().getName(),
-        CONDITION,
-        wanted
-            .map(c -> c.getStatus() + " (" + c.getReason() + "): " + c.getMessage())
-            .orElse("removed"));
-  }
-
-  private static Optional<Condition> ownCondition(Configuration c) {
-    if (c.getStatus() == null || c.getStatus().getConditions() == null) {
+  /**
+   * Writes the conditions, the Instance count and the observed generation when they differ from the
+   * cached status. {@code brokers}: empty = no {@value #CONDITION}; a {@code null} status = keep
+   * the current one.
+   */
+  private Optional<Duration> writeStatus(
+      Configuration cached, int instanceCount, Optional<Condition> brokers) {
+    long generation = Optional.ofNullable(cached.getMetadata().getGeneration()).orElse(0L);
+    ConfigurationStatus status = cached.getStatus();
+    List<Condition> current =
+        status == null || status.getConditions() == null ? List.of() : status.getConditions();
+    Map<String, NodeDiscoveryStatus> nodes =
+        status == null || status.getNodes() == null ? Map.of() : status.getNodes();
+    String now = clock.instant().truncatedTo(ChronoUnit.SECONDS).toString();
+    List<Condition> conditions =
+        new ArrayList<>(ConfigurationConditions.derive(nodes, current, generation, now));
+    Optional<Condition> previousBrokers =
+        current.stream().filter(c -> CONDITION.equals(c.getType())).findFirst();
+    Optional<Condition> nextBrokers =
+        brokers.isPresent() && brokers.get().getStatus() == null ? previousBrokers : brokers;
+    nextBrokers.ifPresent(
+        next -> {
+          if (next != previousBrokers.orElse(null)) {
+            next.setLastTransitionTime(
+                previousBrokers
+                    .filter(p -> Objects.equals(p.getStatus(), next.getStatus()))
+                    .map(Condition::getLastTransitionTime)
+                    .orElse(now));
+          }
+          conditions.add(next);
+        });
+    boolean same =
+        status != null
+            && sameConditions(current, conditions)
+            && Objects.equals(status.getInstances(), instanceCount)
+            && Objects.equals(status.getObservedGeneration(), generation);
+    if (same) {
       return Optional.empty();
     }
-    return c.getStatus().getConditions().stream()
-        .filter(x -> CONDITION.equals(x.getType()))
-        .findFirst();
+    String name = cached.getMetadata().getName();
+    Instant last = lastStatusWrites.get(name);
+    Instant at = clock.instant();
+    if (last != null && at.isBefore(last.plus(STATUS_INTERVAL))) {
+      return Optional.of(Duration.between(at, last.plus(STATUS_INTERVAL)));
+    }
+    List<Map<String, Object>> ops = new ArrayList<>();
+    if (status == null) {
+      Map<String, Object> full = new LinkedHashMap<>();
+      full.put("conditions", conditions);
+      full.put("instances", instanceCount);
+      full.put("observedGeneration", generation);
+      ops.add(op("/status", full));
+    } else {
+      ops.add(op("/status/conditions", conditions));
+      ops.add(op("/status/instances", instanceCount));
+      ops.add(op("/status/observedGeneration", generation));
+    }
+    writes.patchStatus(Configuration.class, name, ops);
+    lastStatusWrites.put(name, at);
+    String brokersBefore = previousBrokers.map(ConfigurationReconciler::describe).orElse("absent");
+    String brokersAfter = nextBrokers.map(ConfigurationReconciler::describe).orElse("absent");
+    if (!brokersBefore.equals(brokersAfter)) {
+      LOG.info(
+          "Configuration({}/{}): condition {} {}",
+          namespace,
+          cached.getMetadata().getName(),
+          CONDITION,
+          nextBrokers.isPresent() ? brokersAfter : "removed");
+    } else {
+      LOG.debug(
+          "Configuration({}/{}): status written ({} Instance(s))",
+          namespace,
+          cached.getMetadata().getName(),
+          instanceCount);
+    }
+    return Optional.empty();
   }
 
-  private static String fingerprint(Condition c) {
-    return c.getStatus()
-        + "\n"
-        + c.getReason()
-        + "\n"
-        + c.getMessage()
-        + "\n"
-        + c.getObservedGeneration();
+  private static String describe(Condition c) {
+    return c.getStatus() + " (" + c.getReason() + "): " + c.getMessage();
   }
 
-  private static boolean same(Condition a, Condition b) {
-    return Objects.equals(a.getStatus(), b.getStatus())
-        && Objects.equals(a.getReason(), b.getReason())
-        && Objects.equals(a.getMessage(), b.getMessage())
-        && Objects.equals(a.getObservedGeneration(), b.getObservedGeneration());
+  private static boolean sameConditions(List<Condition> a, List<Condition> b) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (int i = 0; i < a.size(); i++) {
+      if (!ConfigurationConditions.same(a.get(i), b.get(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static Map<String, Object> op(String path, Object value) {
+    Map<String, Object> op = new LinkedHashMap<>();
+    op.put("op", "add");
+    op.put("path", path);
+    op.put("value", value);
+    return op;
   }
 
   private static Condition condition(String status, String reason, String message, long gen) {

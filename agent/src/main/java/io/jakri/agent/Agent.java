@@ -17,6 +17,7 @@ import io.jakri.agent.cluster.KubernetesPropertyResolver;
 import io.jakri.agent.cluster.NodeTidier;
 import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.configuration.ConfigurationFiles;
+import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.deviceplugin.StaleSockets;
 import io.jakri.agent.discovery.ClassPolicy;
@@ -26,6 +27,7 @@ import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.external.CombinedHandlerRegistry;
 import io.jakri.agent.external.ExternalHandlers;
@@ -50,6 +52,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -113,8 +116,14 @@ public final class Agent implements AutoCloseable {
       Optional<NodeTidier> tidier,
       ExecutorService apiWrites) {}
 
+  /**
+   * The agent's one event stream, composed at the end of the constructor: metrics first, then
+   * operator Events, then the cluster parts that act on events, then the caller's observer.
+   */
+  private final Consumer<AgentEvent> eventStream;
+
   private Agent(
-      AgentOptions options, PluginHandlerRegistry handlers, Optional<KubernetesClient> client) {
+      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer) {
     this.options = options;
     this.group = new EpollEventLoopGroup(2, threads("jakri-netty"));
     this.grpcExecutor = Executors.newFixedThreadPool(8, threads("jakri-grpc"));
@@ -135,7 +144,12 @@ public final class Agent implements AutoCloseable {
             : Optional.empty();
     this.plugins =
         new DevicePluginManager(
-            options.devicePluginDir(), group, grpcExecutor, devicePluginTimer, Clock.systemUTC());
+            options.devicePluginDir(),
+            group,
+            grpcExecutor,
+            devicePluginTimer,
+            Clock.systemUTC(),
+            e -> publish(new AgentEvent.DevicePlugin(e)));
     ApiCalls calls = new ApiCalls();
     ConfigurationWatcher watcher =
         client
@@ -159,9 +173,13 @@ public final class Agent implements AutoCloseable {
     this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     LocalClaims claims = new LocalClaims(options.nodeName());
-    this.resources = new NodeResources(options.nodeName(), updates, plugins, claims);
+    this.resources =
+        new NodeResources(
+            options.nodeName(), updates, plugins, claims, c -> publish(new AgentEvent.Claim(c)));
     store.addListener(resources);
-    this.handlers = handlers;
+    this.handlers =
+        new PluginHandlerRegistry(
+            options.pluginsDir(), VERSION, p -> publish(new AgentEvent.PluginLoadFailed(p)));
     this.externalHandlers =
         options
             .externalHandlers()
@@ -197,6 +215,7 @@ public final class Agent implements AutoCloseable {
             options.safeguards().allowReservedBrokerEnv(),
             options.safeguards().slotLimits());
     Events events = Events.logging(LOG);
+    Consumer<AgentEvent> tidying = e -> {};
     if (client.isEmpty()) {
       this.configurationFiles =
           Optional.of(
@@ -235,15 +254,16 @@ public final class Agent implements AutoCloseable {
       this.cluster =
           Optional.of(
               new Cluster(client.get(), clusterStore, watcher, status, calls, tidier, apiWrites));
-      tidier.ifPresent(
-          t ->
-              plugins.addListener(
-                  new DevicePluginManager.Listener() {
-                    @Override
-                    public void retired(String resource) {
-                      apiWrites.execute(() -> tidy(t, resource));
-                    }
-                  }));
+      if (tidier.isPresent()) {
+        NodeTidier t = tidier.get();
+        tidying =
+            e -> {
+              if (e instanceof AgentEvent.DevicePlugin p
+                  && p.event() instanceof DevicePluginEvent.Retired r) {
+                apiWrites.execute(() -> tidy(t, r.resource()));
+              }
+            };
+      }
       discovery.addStatusListener(status::changed);
       // Akri-protocol handlers get Secret and ConfigMap (binaryData too) values as stored.
       externalHandlers.ifPresent(
@@ -287,9 +307,7 @@ public final class Agent implements AutoCloseable {
             reclaimer::reclaimed,
             Optional.ofNullable(client.isPresent() ? calls : null),
             System::nanoTime);
-    plugins.addListener(metrics);
     discovery.addListener(metrics);
-    resources.addClaimListener(metrics);
     // Operator-facing Events: Kubernetes Events in cluster mode, log lines standalone.
     AgentEvents operatorEvents =
         new AgentEvents(
@@ -298,9 +316,12 @@ public final class Agent implements AutoCloseable {
             instanceNamespace(clusterStore, watcher),
             client.isPresent() ? clusterStore::uidOf : name -> Optional.empty(),
             Clock.systemUTC());
-    plugins.addListener(operatorEvents);
-    resources.addClaimListener(operatorEvents);
-    handlers.addProblemListener(operatorEvents);
+    this.eventStream = AgentEvent.inOrder(metrics, operatorEvents, tidying, observer);
+  }
+
+  /** Hands an event of one of the parts to the agent's event stream. Any thread. */
+  private void publish(AgentEvent event) {
+    eventStream.accept(event);
   }
 
   /**
@@ -386,10 +407,19 @@ public final class Agent implements AutoCloseable {
    */
   public static Agent start(AgentOptions options, Optional<KubernetesClient> client)
       throws IOException {
+    return start(options, client, event -> {});
+  }
+
+  /**
+   * Builds and starts an agent that also hands every event of its stream to {@code observer} (after
+   * metrics and Events; for tests and tools). The observer must not block.
+   */
+  public static Agent start(
+      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer)
+      throws IOException {
     // gRPC logs through java.util.logging: into the agent's own log, transport noise at DEBUG.
     io.jakri.logging.JulBridge.install();
-    PluginHandlerRegistry handlers = new PluginHandlerRegistry(options.pluginsDir(), VERSION);
-    Agent agent = new Agent(options, handlers, client);
+    Agent agent = new Agent(options, client, observer);
     try {
       agent.startParts();
     } catch (IOException | RuntimeException e) {

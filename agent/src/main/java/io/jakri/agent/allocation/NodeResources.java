@@ -16,7 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,12 +39,26 @@ public final class NodeResources implements InstanceStore.Listener {
   // read each other's results from the store instead of racing each other into write conflicts
   // (which cost a rejected write plus a fresh read each against the API server).
   private final Map<String, Object> claimLocks = new ConcurrentHashMap<>();
-  private final List<ClaimListener> claimListeners = new CopyOnWriteArrayList<>();
+  private final Consumer<SlotConflict> conflictSink;
   private final LocalClaims claims;
 
   public NodeResources(
       String node, InstanceUpdates updates, DevicePluginManager plugins, LocalClaims claims) {
+    this(node, updates, plugins, claims, conflict -> {});
+  }
+
+  /**
+   * @param conflicts told about write conflicts and refusals while claiming slots, on the gRPC
+   *     thread serving the Allocate after the claim ended; must not block
+   */
+  public NodeResources(
+      String node,
+      InstanceUpdates updates,
+      DevicePluginManager plugins,
+      LocalClaims claims,
+      Consumer<SlotConflict> conflicts) {
     this.node = node;
+    this.conflictSink = conflicts;
     this.updates = updates;
     this.plugins = plugins;
     this.claims = claims;
@@ -76,11 +90,6 @@ public final class NodeResources implements InstanceStore.Listener {
 
   public String node() {
     return node;
-  }
-
-  /** Registers a listener told about write conflicts and refusals while claiming slots. */
-  public void addClaimListener(ClaimListener listener) {
-    claimListeners.add(listener);
   }
 
   /** Adds or updates a locally discovered device (online or in its offline grace). */
@@ -232,14 +241,22 @@ public final class NodeResources implements InstanceStore.Listener {
           "cannot record the claim on instance " + instanceName + ": " + e.getMessage());
     } catch (AllocationException e) {
       if (e.reason() == AllocationException.Reason.HELD_ELSEWHERE) {
-        claimListeners.forEach(l -> l.heldElsewhere(instanceName));
+        report(new SlotConflict.HeldElsewhere(instanceName));
       }
       throw e;
     } finally {
       int conflicts = attempts[0] - 1 + (lastLost ? 1 : 0);
       if (conflicts > 0) {
-        claimListeners.forEach(l -> l.writeConflicts(instanceName, conflicts));
+        report(new SlotConflict.LostWrites(instanceName, conflicts));
       }
+    }
+  }
+
+  private void report(SlotConflict conflict) {
+    try {
+      conflictSink.accept(conflict);
+    } catch (RuntimeException e) {
+      LOG.warn("conflict sink failed on {}: {}", conflict, e.toString());
     }
   }
 

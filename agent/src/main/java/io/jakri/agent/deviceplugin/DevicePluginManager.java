@@ -44,6 +44,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,7 +116,7 @@ public final class DevicePluginManager implements AutoCloseable {
   private final Map<String, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
   private final Map<String, Entry> entries = new ConcurrentHashMap<>();
   private final AtomicBoolean resyncPending = new AtomicBoolean();
-  private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final Consumer<DevicePluginEvent> events;
 
   // Confined to the control thread.
   private Object kubeletKey;
@@ -129,67 +130,28 @@ public final class DevicePluginManager implements AutoCloseable {
   private final Map<String, Entry> bySocket = new HashMap<>();
   private volatile boolean closed;
 
-  /** Told about registration outcomes (for metrics, readiness and tests). */
-  public interface Listener {
-    default void registered(String resource, String endpoint, boolean again) {}
-
-    default void registrationFailed(String resource, String reason) {}
-
-    default void kubeletRestarted(long generation) {}
-
-    /** The resource was retired for good (no longer served); called on the control thread. */
-    default void retired(String resource) {}
-
-    /**
-     * An Allocate call for the resource ended after {@code took}; called on the gRPC thread that
-     * served it, after the answer was sent. Must not block.
-     */
-    default void allocated(String resource, AllocateOutcome outcome, Duration took) {}
-
-    /**
-     * The kubelet's ListAndWatch streams of the resource are up to date: {@code changed} when a new
-     * snapshot of its devices was just sent to at least one stream (an update, or the first
-     * snapshot of a new stream), false when the devices were unchanged and the open streams already
-     * had them. Not called while no stream is open. Any thread; must not block.
-     */
-    default void advertised(String resource, boolean changed) {}
-  }
-
-  /**
-   * Hands the calls of the resource servers to every listener; one listener's bug stays its own.
-   */
-  private final Listener serverEvents =
-      new Listener() {
-        @Override
-        public void allocated(String resource, AllocateOutcome outcome, Duration took) {
-          for (Listener l : listeners) {
-            try {
-              l.allocated(resource, outcome, took);
-            } catch (RuntimeException e) {
-              LOG.warn("listener failed on Allocate of {}: {}", resource, e.toString());
-            }
-          }
-        }
-
-        @Override
-        public void advertised(String resource, boolean changed) {
-          for (Listener l : listeners) {
-            try {
-              l.advertised(resource, changed);
-            } catch (RuntimeException e) {
-              LOG.warn("listener failed on a snapshot of {}: {}", resource, e.toString());
-            }
-          }
-        }
-      };
-
   public DevicePluginManager(
       Path dir,
       EventLoopGroup group,
       Executor grpcExecutor,
       ScheduledExecutorService scheduler,
       Clock clock) {
+    this(dir, group, grpcExecutor, scheduler, clock, event -> {});
+  }
+
+  /**
+   * @param events told what happens to the served resources (see {@link DevicePluginEvent} for the
+   *     threads); must not block
+   */
+  public DevicePluginManager(
+      Path dir,
+      EventLoopGroup group,
+      Executor grpcExecutor,
+      ScheduledExecutorService scheduler,
+      Clock clock,
+      Consumer<DevicePluginEvent> events) {
     this.dir = dir;
+    this.events = events;
     this.group = group;
     this.grpcExecutor = grpcExecutor;
     this.scheduler = scheduler;
@@ -233,10 +195,6 @@ public final class DevicePluginManager implements AutoCloseable {
     this.stopper = stops;
   }
 
-  public void addListener(Listener listener) {
-    listeners.add(listener);
-  }
-
   /** Starts watching the device-plugin directory (creating it when missing). */
   public void start() {
     control.execute(this::startWatching);
@@ -273,9 +231,7 @@ public final class DevicePluginManager implements AutoCloseable {
               entry.server = null;
             }
             LOG.info("resource {}: retired", resource);
-            for (Listener l : listeners) {
-              l.retired(resource);
-            }
+            emit(new DevicePluginEvent.Retired(resource));
           }
         });
   }
@@ -499,7 +455,7 @@ public final class DevicePluginManager implements AutoCloseable {
       kubeletChannel = null;
       LOG.info("kubelet socket appeared (generation {}); registering every resource", generation);
       long g = generation;
-      listeners.forEach(l -> l.kubeletRestarted(g));
+      emit(new DevicePluginEvent.KubeletRestarted(g));
     }
     for (Entry entry : entries.values()) {
       if (entry.starting || entry.queued) {
@@ -659,7 +615,7 @@ public final class DevicePluginManager implements AutoCloseable {
       return; // retired or closing: nothing to start
     }
     ResourceServer server =
-        new ResourceServer(entry.backend, socket, group, grpcExecutor, serverEvents);
+        new ResourceServer(entry.backend, socket, group, grpcExecutor, this::emit);
     Optional<Exception> failure = Optional.empty();
     try {
       server.start();
@@ -691,7 +647,7 @@ public final class DevicePluginManager implements AutoCloseable {
           resource,
           server.socket(),
           rootMessage(e));
-      listeners.forEach(l -> l.registrationFailed(resource, rootMessage(e)));
+      emit(new DevicePluginEvent.RegistrationFailed(resource, rootMessage(e)));
       if (!closed && entries.get(resource) == entry) {
         scheduleRetry(entry);
       }
@@ -761,7 +717,7 @@ public final class DevicePluginManager implements AutoCloseable {
             entry.everRegistered = true;
             entry.attempts = 0;
             LOG.info("resource {}: registered with the kubelet as {}", resource, endpoint);
-            listeners.forEach(l -> l.registered(resource, endpoint, again));
+            emit(new DevicePluginEvent.Registered(resource, endpoint, again));
           }
 
           @Override
@@ -781,7 +737,7 @@ public final class DevicePluginManager implements AutoCloseable {
                   entry.attempts + 1,
                   reason);
             }
-            listeners.forEach(l -> l.registrationFailed(resource, reason));
+            emit(new DevicePluginEvent.RegistrationFailed(resource, reason));
             scheduleRetry(entry);
           }
         },
@@ -826,6 +782,15 @@ public final class DevicePluginManager implements AutoCloseable {
                     }),
             delay,
             TimeUnit.MILLISECONDS);
+  }
+
+  /** Hands an event to the sink; a failing sink is logged, its bug stays its own. Any thread. */
+  private void emit(DevicePluginEvent event) {
+    try {
+      events.accept(event);
+    } catch (RuntimeException e) {
+      LOG.warn("event sink failed on {}: {}", event, e.toString());
+    }
   }
 
   private static String rootMessage(Throwable t) {

@@ -1,7 +1,7 @@
 package io.jakri.agent.allocation;
 
+import io.jakri.agent.deviceplugin.Advertiser;
 import io.jakri.agent.deviceplugin.AllocationException;
-import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
@@ -32,7 +32,7 @@ public final class NodeResources implements InstanceStore.Listener {
 
   private final String node;
   private final InstanceUpdates updates;
-  private final DevicePluginManager plugins;
+  private final Advertiser plugins;
   private final Map<String, LocalDevice> locals = new ConcurrentHashMap<>();
   private final Map<String, Set<String>> classMembers = new ConcurrentHashMap<>();
   // One claim at a time per Instance on this node: concurrent Allocates for the same Instance then
@@ -43,7 +43,7 @@ public final class NodeResources implements InstanceStore.Listener {
   private final LocalClaims claims;
 
   public NodeResources(
-      String node, InstanceUpdates updates, DevicePluginManager plugins, LocalClaims claims) {
+      String node, InstanceUpdates updates, Advertiser plugins, LocalClaims claims) {
     this(node, updates, plugins, claims, conflict -> {});
   }
 
@@ -54,7 +54,7 @@ public final class NodeResources implements InstanceStore.Listener {
   public NodeResources(
       String node,
       InstanceUpdates updates,
-      DevicePluginManager plugins,
+      Advertiser plugins,
       LocalClaims claims,
       Consumer<SlotConflict> conflicts) {
     this.node = node;

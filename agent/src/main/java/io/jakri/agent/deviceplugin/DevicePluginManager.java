@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * retry backoff, the periodic consistency check): give it one not shared with work that may block
  * or queue for long, since ListAndWatch updates are published on it.
  */
-public final class DevicePluginManager implements AutoCloseable {
+public final class DevicePluginManager implements Advertiser, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(DevicePluginManager.class);
   private static final Duration CONSISTENCY_CHECK = Duration.ofSeconds(5);
@@ -162,6 +162,7 @@ public final class DevicePluginManager implements AutoCloseable {
   }
 
   /** Serves {@code backend}'s resource and registers it; a no-op when already served. */
+  @Override
   public void serve(ResourceBackend backend) {
     control.execute(
         () -> {
@@ -175,6 +176,7 @@ public final class DevicePluginManager implements AutoCloseable {
   }
 
   /** Stops serving a resource for good: ends its streams and removes its socket. */
+  @Override
   public void retire(String resource) {
     control.execute(
         () -> {
@@ -196,6 +198,7 @@ public final class DevicePluginManager implements AutoCloseable {
    * that arrive within {@link #COALESCE} of each other are published once (a class resource with a
    * thousand members would otherwise send a thousand growing snapshots while they appear).
    */
+  @Override
   public void refresh(String resource) {
     ServedResource entry = entries.get(resource);
     if (entry != null && entry.publishPending.compareAndSet(false, true)) {

@@ -7,6 +7,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.allocation.ClaimKeeper;
 import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.cdi.CdiSpecs;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
 import io.jakri.agent.cluster.ConfigurationWatcher;
@@ -27,6 +28,10 @@ import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.PropertyResolver;
+import io.jakri.agent.dra.ClaimPreparer;
+import io.jakri.agent.dra.ClaimReader;
+import io.jakri.agent.dra.KubeletDraPlugin;
+import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.external.CombinedHandlerRegistry;
@@ -89,6 +94,7 @@ public final class Agent implements AutoCloseable {
   private final DevicePluginManager plugins;
   private final InstanceStore store;
   private final NodeResources resources;
+  private final Optional<CdiSpecs> cdi;
   private final PluginHandlerRegistry handlers;
   private final Optional<ExternalHandlers> externalHandlers;
   private final HandlerRegistry allHandlers;
@@ -99,12 +105,17 @@ public final class Agent implements AutoCloseable {
   private final SlotReclaimer reclaimer;
   private final AgentMetrics metrics;
   private final Optional<KubernetesPropertyResolver> secrets;
+  private final Optional<Dra> dra;
 
   /** Where the agent's own objects without a namespace of their own go (Akri's default). */
   private static final String AGENT_EVENTS_FALLBACK_NAMESPACE = "default";
 
   private Optional<HealthServer> health = Optional.empty();
   private Optional<ExecutorService> healthExecutor = Optional.empty();
+
+  /** Dynamic Resource Allocation (cluster mode, when enabled): slices and the kubelet plugin. */
+  private record Dra(
+      ResourceSlicePublisher slices, KubeletDraPlugin plugin, ScheduledExecutorService timer) {}
 
   /** The parts only cluster mode has. */
   private record Cluster(
@@ -173,9 +184,15 @@ public final class Agent implements AutoCloseable {
     this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     LocalClaims claims = new LocalClaims(options.nodeName());
+    this.cdi = options.cdiDir().map(CdiSpecs::new);
     this.resources =
         new NodeResources(
-            options.nodeName(), updates, plugins, claims, c -> publish(new AgentEvent.Claim(c)));
+            options.nodeName(),
+            updates,
+            plugins,
+            claims,
+            cdi,
+            c -> publish(new AgentEvent.Claim(c)));
     store.addListener(resources);
     this.handlers =
         new PluginHandlerRegistry(
@@ -317,6 +334,36 @@ public final class Agent implements AutoCloseable {
             client.isPresent() ? clusterStore::uidOf : name -> Optional.empty(),
             Clock.systemUTC());
     this.eventStream = AgentEvent.inOrder(metrics, operatorEvents, tidying, observer);
+    this.dra = dra(options, client);
+  }
+
+  /** The DRA parts when enabled; they need the API server, so standalone mode says no. */
+  private Optional<Dra> dra(AgentOptions options, Optional<KubernetesClient> client) {
+    if (options.dra().isEmpty()) {
+      return Optional.empty();
+    }
+    if (client.isEmpty()) {
+      LOG.error(
+          "--dra needs cluster mode (ResourceClaims and ResourceSlices live in the API server);"
+              + " Dynamic Resource Allocation is off");
+      return Optional.empty();
+    }
+    ScheduledExecutorService timer = ownTimer("jakri-dra-slices");
+    ResourceSlicePublisher slices =
+        new ResourceSlicePublisher(
+            client.get(),
+            options.nodeName(),
+            store,
+            resources::locals,
+            timer,
+            Duration.ofMillis(100));
+    store.addListener(slices);
+    discovery.addListener(slices);
+    ClaimPreparer preparer =
+        new ClaimPreparer(options.nodeName(), ClaimReader.of(client.get()), resources, store);
+    KubeletDraPlugin plugin =
+        new KubeletDraPlugin(options.dra().get(), preparer, group, grpcExecutor);
+    return Optional.of(new Dra(slices, plugin, timer));
   }
 
   /** Hands an event of one of the parts to the agent's event stream. Any thread. */
@@ -443,6 +490,8 @@ public final class Agent implements AutoCloseable {
     }
     // Sockets of an agent that was killed (no shutdown) would stay in the kubelet's directory.
     StaleSockets.remove(options.devicePluginDir());
+    // Likewise specs of ours in the CDI directory, before discovery writes the current ones.
+    cdi.ifPresent(CdiSpecs::start);
     plugins.start();
     handlers.loadAll();
     handlers.watch(scheduler);
@@ -472,6 +521,10 @@ public final class Agent implements AutoCloseable {
               t ->
                   scheduleNodeSweep(
                       t, options.offlineGrace().plusSeconds(5), Duration.ofMinutes(1)));
+    }
+    if (dra.isPresent()) {
+      dra.get().plugin().start();
+      dra.get().slices().start();
     }
     reclaimer.start();
     if (options.metricsPort() >= 0) {
@@ -633,6 +686,11 @@ public final class Agent implements AutoCloseable {
     return resources;
   }
 
+  /** The CDI specs, when {@code --cdi} is on. */
+  public Optional<CdiSpecs> cdiSpecs() {
+    return cdi;
+  }
+
   /** Every handler: the plugins' and the registered external ones (which win on equal names). */
   public HandlerRegistry handlers() {
     return allHandlers;
@@ -657,6 +715,16 @@ public final class Agent implements AutoCloseable {
     return discovery;
   }
 
+  /** The ResourceSlice publisher, when DRA is on. */
+  public Optional<ResourceSlicePublisher> resourceSlices() {
+    return dra.map(Dra::slices);
+  }
+
+  /** The kubelet DRA plugin, when DRA is on. */
+  public Optional<KubeletDraPlugin> draPlugin() {
+    return dra.map(Dra::plugin);
+  }
+
   public SlotReclaimer reclaimer() {
     return reclaimer;
   }
@@ -668,6 +736,17 @@ public final class Agent implements AutoCloseable {
   @Override
   public void close() {
     externalHandlers.ifPresent(ExternalHandlers::stopServing);
+    dra.ifPresent(
+        d -> {
+          d.plugin().close();
+          d.timer().shutdownNow();
+          try {
+            d.timer().awaitTermination(5, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          d.slices().close();
+        });
     health.ifPresent(HealthServer::close);
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();
@@ -682,6 +761,7 @@ public final class Agent implements AutoCloseable {
     discovery.close();
     externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
+    cdi.ifPresent(CdiSpecs::close);
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();
     cluster.ifPresent(

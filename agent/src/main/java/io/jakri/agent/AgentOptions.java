@@ -1,6 +1,7 @@
 package io.jakri.agent;
 
 import io.jakri.agent.cluster.WatchedNamespaces;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.SlotReclaimer;
 import java.nio.file.Path;
@@ -22,6 +23,10 @@ import java.util.Optional;
  * @param safeguards what the operator lets Configurations do (class domains, reserved env names,
  *     the metrics address)
  * @param externalHandlers where Akri-protocol discovery handlers register; empty: not served
+ * @param dra cluster mode: where the kubelet DRA plugin registers and serves, and ResourceSlices
+ *     are published; empty: Dynamic Resource Allocation off
+ * @param cdiDir where the CDI spec of every Instance served here is written (and Allocate names the
+ *     CDI devices); empty: CDI off
  */
 public record AgentOptions(
     String nodeName,
@@ -37,7 +42,45 @@ public record AgentOptions(
     boolean tidyNode,
     int metricsPort,
     Safeguards safeguards,
-    Optional<ExternalHandlers.Options> externalHandlers) {
+    Optional<ExternalHandlers.Options> externalHandlers,
+    Optional<DraOptions> dra,
+    Optional<Path> cdiDir) {
+
+  /** Options without CDI. */
+  public AgentOptions(
+      String nodeName,
+      boolean standalone,
+      Optional<Path> config,
+      boolean emulateKubelet,
+      Path devicePluginDir,
+      Path podResourcesSocket,
+      Path pluginsDir,
+      Duration offlineGrace,
+      Duration reclaimGrace,
+      WatchedNamespaces namespaces,
+      boolean tidyNode,
+      int metricsPort,
+      Safeguards safeguards,
+      Optional<ExternalHandlers.Options> externalHandlers,
+      Optional<DraOptions> dra) {
+    this(
+        nodeName,
+        standalone,
+        config,
+        emulateKubelet,
+        devicePluginDir,
+        podResourcesSocket,
+        pluginsDir,
+        offlineGrace,
+        reclaimGrace,
+        namespaces,
+        tidyNode,
+        metricsPort,
+        safeguards,
+        externalHandlers,
+        dra,
+        Optional.empty());
+  }
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -86,6 +129,7 @@ public record AgentOptions(
         true,
         -1,
         Safeguards.defaults(),
+        Optional.empty(),
         Optional.empty());
   }
 
@@ -132,6 +176,20 @@ public record AgentOptions(
     return copy.build();
   }
 
+  /** A copy with Dynamic Resource Allocation on ({@code dra} present) or off. */
+  public AgentOptions withDra(Optional<DraOptions> newDra) {
+    Copy copy = new Copy(this);
+    copy.dra = newDra;
+    return copy.build();
+  }
+
+  /** A copy writing CDI specs into {@code dir} (empty: CDI off). */
+  public AgentOptions withCdi(Optional<Path> dir) {
+    Copy copy = new Copy(this);
+    copy.cdiDir = dir;
+    return copy.build();
+  }
+
   /** The components of a record being copied, so that each {@code with*} names only its change. */
   private static final class Copy {
     private final String nodeName;
@@ -148,6 +206,8 @@ public record AgentOptions(
     private int metricsPort;
     private Safeguards safeguards;
     private Optional<ExternalHandlers.Options> externalHandlers;
+    private Optional<DraOptions> dra;
+    private Optional<Path> cdiDir;
 
     Copy(AgentOptions o) {
       nodeName = o.nodeName;
@@ -164,6 +224,8 @@ public record AgentOptions(
       metricsPort = o.metricsPort;
       safeguards = o.safeguards;
       externalHandlers = o.externalHandlers;
+      dra = o.dra;
+      cdiDir = o.cdiDir;
     }
 
     AgentOptions build() {
@@ -181,7 +243,9 @@ public record AgentOptions(
           tidyNode,
           metricsPort,
           safeguards,
-          externalHandlers);
+          externalHandlers,
+          dra,
+          cdiDir);
     }
   }
 }

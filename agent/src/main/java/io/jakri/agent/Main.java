@@ -4,6 +4,7 @@ import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.discovery.SlotLimits;
+import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
@@ -186,6 +187,106 @@ public final class Main implements Callable<Integer> {
               + " server option permitting them.")
   Duration externalHandlerKeepalive = ExternalHandlers.Settings.DEFAULT_KEEPALIVE;
 
+  @Option(
+      names = "--dra",
+      description =
+          "Cluster mode: publish this node's devices as resource.k8s.io/v1 ResourceSlices (driver"
+              + " akri.sh) and serve the kubelet's DRA plugin API (env JAKRI_DRA; default off, not"
+              + " yet proven on a real cluster).")
+  boolean dra;
+
+  @Option(
+      names = "--dra-registry-dir",
+      description =
+          "With --dra: the kubelet's plugin-watcher directory, where akri.sh-reg.sock goes (env"
+              + " JAKRI_DRA_REGISTRY_DIR; default /var/lib/kubelet/plugins_registry).")
+  Path draRegistryDir;
+
+  @Option(
+      names = "--dra-plugins-dir",
+      description =
+          "With --dra: the kubelet's plugins directory, where akri.sh/dra.sock goes (env"
+              + " JAKRI_DRA_PLUGINS_DIR; default /var/lib/kubelet/plugins).")
+  Path draPluginsDir;
+
+  /** The DRA settings the flags ask for; empty when {@code --dra} is off. */
+  Optional<DraOptions> draOptions() {
+    return draOptions(Optional.empty());
+  }
+
+  /**
+   * The DRA settings the flags ask for. With the kubelet emulator ({@code emulatorDir} present)
+   * directories not given go inside the emulator's directory, never the kubelet's.
+   */
+  Optional<DraOptions> draOptions(Optional<Path> emulatorDir) {
+    if (!dra) {
+      return Optional.empty();
+    }
+    Path registry =
+        draRegistryDir != null
+            ? draRegistryDir
+            : emulatorDir
+                .map(d -> d.resolve(DRA_EMULATED_REGISTRY))
+                .orElse(DraOptions.DEFAULT_REGISTRY_DIR);
+    Path plugins =
+        draPluginsDir != null
+            ? draPluginsDir
+            : emulatorDir
+                .map(d -> d.resolve(DRA_EMULATED_PLUGINS))
+                .orElse(DraOptions.DEFAULT_PLUGINS_DIR);
+    return Optional.of(new DraOptions(registry, plugins));
+  }
+
+  /** With the emulator: the DRA directories inside its directory. */
+  static final String DRA_EMULATED_REGISTRY = "plugins_registry";
+
+  static final String DRA_EMULATED_PLUGINS = "plugins";
+
+  @Option(
+      names = "--cdi",
+      description =
+          "Write a CDI spec (akri.sh-<instance>.json, kind akri.sh/<configuration>) for every"
+              + " Instance served here into --cdi-dir, and name the CDI devices in Allocate (env"
+              + " JAKRI_CDI; default off).")
+  boolean cdi;
+
+  @Option(
+      names = "--cdi-dir",
+      description =
+          "Directory of the CDI specs with --cdi (env JAKRI_CDI_DIR; default /var/run/cdi; with"
+              + " --emulate-kubelet a new temporary directory).")
+  Path cdiDir;
+
+  /** The default CDI directory of containerd and CRI-O for generated specs. */
+  static final Path DEFAULT_CDI_DIR = Path.of("/var/run/cdi");
+
+  /** The CDI directory the agent made itself (removed when it stops). */
+  private Optional<Path> temporaryCdiDir = Optional.empty();
+
+  /**
+   * Where CDI specs go: empty without {@code --cdi}; with {@code --emulate-kubelet} and no {@code
+   * --cdi-dir} a new temporary directory (a demo never writes into the node's real one).
+   */
+  Optional<Path> cdiDir() throws IOException {
+    if (!cdi) {
+      return Optional.empty();
+    }
+    if (cdiDir != null) {
+      return Optional.of(cdiDir);
+    }
+    if (emulateKubelet) {
+      Path dir = Files.createTempDirectory("jakri-cdi-");
+      temporaryCdiDir = Optional.of(dir);
+      LoggerFactory.getLogger(Main.class)
+          .info(
+              "CDI specs in the new temporary directory {} (--cdi-dir chooses another; removed"
+                  + " when the agent stops)",
+              dir);
+      return Optional.of(dir);
+    }
+    return Optional.of(DEFAULT_CDI_DIR);
+  }
+
   /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
   Optional<ExternalHandlers.Options> externalHandlers() {
     String dir = discoveryHandlersDir;
@@ -215,6 +316,10 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (cdiDir != null && !cdi) {
+      System.err.println("jakri-agent: --cdi-dir needs --cdi");
+      return 2;
+    }
     logFormat.apply(Optional.of(common.nodeName()));
     OutOfMemoryExit.install();
     if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
@@ -243,13 +348,20 @@ public final class Main implements Callable<Integer> {
         }
         watched = List.of(namespace.strip());
       }
-      return runUntilSignal(
+      AgentOptions clusterOptions =
           common
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(new WatchedNamespaces(watched), tidyNode)
               .withMetricsPort(port)
               .withSafeguards(safeguards())
-              .withExternalHandlers(externalHandlers()));
+              .withExternalHandlers(externalHandlers())
+              .withCdi(cdiDir());
+      return runUntilSignal(
+          clusterOptions.withDra(
+              draOptions(
+                  emulateKubelet
+                      ? Optional.of(clusterOptions.devicePluginDir())
+                      : Optional.empty())));
     }
     if (config == null) {
       System.err.println("jakri-agent: --standalone needs --config FILE|DIR");
@@ -260,7 +372,11 @@ public final class Main implements Callable<Integer> {
             .options(true, Optional.of(config), emulateKubelet)
             .withMetricsPort(port)
             .withSafeguards(safeguards())
-            .withExternalHandlers(externalHandlers());
+            .withExternalHandlers(externalHandlers())
+            .withCdi(cdiDir());
+    options =
+        options.withDra(
+            draOptions(emulateKubelet ? Optional.of(options.devicePluginDir()) : Optional.empty()));
     return runUntilSignal(options);
   }
 
@@ -276,6 +392,8 @@ public final class Main implements Callable<Integer> {
       return 1;
     } finally {
       common.temporaryDir.ifPresent(Main::removeTemporaryDir);
+      // The agent removed its specs when it stopped; what is left here is the empty directory.
+      temporaryCdiDir.ifPresent(Main::deleteTree);
     }
     return 0;
   }
@@ -289,6 +407,10 @@ public final class Main implements Callable<Integer> {
     try {
       Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE));
       Files.deleteIfExists(dir.resolve(KubeletEmulator.CHECKPOINT_FILE + ".tmp"));
+      // --dra with the emulator: its directories, emptied by the agent.
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_PLUGINS).resolve("akri.sh"));
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_PLUGINS));
+      Files.deleteIfExists(dir.resolve(DRA_EMULATED_REGISTRY));
       Files.deleteIfExists(dir);
     } catch (IOException e) {
       LoggerFactory.getLogger(Main.class).warn("kept {}: {}", dir, e.toString());

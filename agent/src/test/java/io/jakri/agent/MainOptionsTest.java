@@ -108,4 +108,79 @@ class MainOptionsTest {
     assertThat(dir.resolve(KubeletEmulator.CHECKPOINT_FILE)).doesNotExist();
     assertThat(notes).hasContent("mine");
   }
+
+  @Test
+  void draIsOffByDefaultAndItsDirectoriesDefaultToTheKubelets() {
+    assertThat(parse().draOptions()).isEmpty();
+    io.jakri.agent.dra.DraOptions dra = parse("--dra").draOptions().orElseThrow();
+    assertThat(dra.registrationSocket())
+        .isEqualTo(java.nio.file.Path.of("/var/lib/kubelet/plugins_registry/akri.sh-reg.sock"));
+    assertThat(dra.draSocket())
+        .isEqualTo(java.nio.file.Path.of("/var/lib/kubelet/plugins/akri.sh/dra.sock"));
+    io.jakri.agent.dra.DraOptions moved =
+        parse("--dra", "--dra-registry-dir", "/tmp/r", "--dra-plugins-dir", "/tmp/p")
+            .draOptions()
+            .orElseThrow();
+    assertThat(moved.registrationSocket())
+        .isEqualTo(java.nio.file.Path.of("/tmp/r/akri.sh-reg.sock"));
+    assertThat(moved.draSocket()).isEqualTo(java.nio.file.Path.of("/tmp/p/akri.sh/dra.sock"));
+  }
+
+  @Test
+  void withTheEmulatorDraDirectoriesGoInsideItsDirectoryNeverTheKubelets() {
+    java.nio.file.Path emulator = tmp.resolve("emulated");
+    io.jakri.agent.dra.DraOptions dra =
+        parse("--dra").draOptions(java.util.Optional.of(emulator)).orElseThrow();
+    assertThat(dra.registryDir()).isEqualTo(emulator.resolve("plugins_registry"));
+    assertThat(dra.draSocket()).isEqualTo(emulator.resolve("plugins/akri.sh/dra.sock"));
+  }
+
+  @Test
+  void cdiIsOffUnlessAskedFor() throws Exception {
+    Main main = parse("--standalone", "--config", "c.yaml", "--emulate-kubelet");
+
+    assertThat(main.cdiDir()).isEmpty();
+    assertThat(main.common.options(true, Optional.of(Path.of("c.yaml")), true).cdiDir()).isEmpty();
+  }
+
+  @Test
+  void cdiWithTheEmulatorGoesToAFreshTemporaryDirectoryNeverTheNodes() throws Exception {
+    Main main = parse("--standalone", "--config", "c.yaml", "--emulate-kubelet", "--cdi");
+
+    Path dir = main.cdiDir().orElseThrow();
+    try {
+      assertThat(dir).isDirectory().isEmptyDirectory();
+      assertThat(dir.toRealPath())
+          .startsWith(Path.of(System.getProperty("java.io.tmpdir")).toRealPath());
+      assertThat(dir).isNotEqualTo(Main.DEFAULT_CDI_DIR);
+    } finally {
+      Main.deleteTree(dir);
+    }
+  }
+
+  @Test
+  void cdiOnANodeUsesTheRuntimesDirectoryUnlessToldOtherwise() throws Exception {
+    assertThat(parse("--cdi").cdiDir()).contains(Path.of("/var/run/cdi"));
+    assertThat(parse("--cdi", "--cdi-dir", tmp.toString()).cdiDir()).contains(tmp);
+    assertThat(
+            parse(
+                    "--standalone",
+                    "--config",
+                    "c.yaml",
+                    "--emulate-kubelet",
+                    "--cdi",
+                    "--cdi-dir",
+                    tmp.toString())
+                .cdiDir())
+        .contains(tmp);
+  }
+
+  @Test
+  void aCdiDirectoryWithoutCdiIsRefused() {
+    java.io.StringWriter err = new java.io.StringWriter();
+    CommandLine cmd = Main.commandLine();
+    cmd.setErr(new java.io.PrintWriter(err, true));
+
+    assertThat(cmd.execute("--cdi-dir", tmp.toString())).isEqualTo(2);
+  }
 }

@@ -32,6 +32,17 @@ public final class TestAgent implements AutoCloseable {
 
   static TestAgent start(Path root, String node, Duration offlineGrace, boolean emulate)
       throws IOException {
+    return start(root, node, offlineGrace, emulate, o -> o);
+  }
+
+  /** As above, with the options changed by {@code adjust} (e.g. CDI turned on). */
+  static TestAgent start(
+      Path root,
+      String node,
+      Duration offlineGrace,
+      boolean emulate,
+      java.util.function.UnaryOperator<AgentOptions> adjust)
+      throws IOException {
     Files.createDirectories(root.resolve("config"));
     AgentOptions options =
         new AgentOptions(
@@ -43,7 +54,7 @@ public final class TestAgent implements AutoCloseable {
             root.resolve("pod-resources").resolve("kubelet.sock"),
             PLUGINS,
             offlineGrace);
-    return new TestAgent(root, Agent.start(options));
+    return new TestAgent(root, Agent.start(adjust.apply(options)));
   }
 
   KubeletEmulator kubelet() {

@@ -134,6 +134,28 @@ class AgentDaemonSetTest {
   }
 
   @Test
+  void draIsOffByDefaultAndWhenOnPassesItsFlagsAndMountsTheKubeletPluginDirectories() {
+    Map<String, Object> off = agentContainer(RenderedChart.render());
+    assertThat(RenderedChart.strings(off.get("args"))).noneMatch(a -> a.startsWith("--dra"));
+    assertThat(mounts(off).values()).doesNotContain("dra-registry", "dra-plugin");
+
+    RenderedChart chart = RenderedChart.render("dra.yaml");
+    Map<String, Object> agent = agentContainer(chart);
+    assertThat(RenderedChart.strings(agent.get("args")))
+        .contains(
+            "--dra",
+            "--dra-registry-dir=/var/lib/kubelet/plugins_registry",
+            "--dra-plugins-dir=/var/lib/kubelet/plugins");
+    assertThat(mounts(agent))
+        .containsEntry("/var/lib/kubelet/plugins_registry", "dra-registry")
+        .containsEntry("/var/lib/kubelet/plugins/akri.sh", "dra-plugin");
+    assertThat(maps(podSpec(chart).get("volumes")))
+        .filteredOn(v -> String.valueOf(v.get("name")).startsWith("dra-"))
+        .extracting(v -> RenderedChart.map(v.get("hostPath")).get("path"))
+        .containsExactly("/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins/akri.sh");
+  }
+
+  @Test
   void hostNetworkSwitchesTheDnsPolicySoClusterNamesStillResolve() {
     Map<String, Object> pod = podSpec(RenderedChart.render("host-network.yaml"));
 
@@ -209,6 +231,33 @@ class AgentDaemonSetTest {
     assertThat(RenderedChart.strings(agentContainer(off).get("args")))
         .contains("--discovery-handlers-dir=none");
     assertThat(mounts(agentContainer(off))).doesNotContainKey("/var/lib/akri");
+  }
+
+  @Test
+  void cdiIsOffByDefaultAndOnWritesIntoTheHostsCdiDirectory() {
+    RenderedChart off = RenderedChart.render();
+    assertThat(RenderedChart.strings(agentContainer(off).get("args")))
+        .noneMatch(a -> a.startsWith("--cdi"));
+    assertThat(mounts(agentContainer(off))).doesNotContainKey("/var/run/cdi");
+
+    RenderedChart on =
+        RenderedChart.parse(
+            new Helm(RenderedChart.CHART)
+                .template()
+                .withName("jakri")
+                .withNamespace("jakri")
+                .set("agent.cdi.enabled", "true")
+                .call());
+    assertThat(RenderedChart.strings(agentContainer(on).get("args")))
+        .contains("--cdi", "--cdi-dir=/var/run/cdi");
+    assertThat(mounts(agentContainer(on))).containsEntry("/var/run/cdi", "cdi");
+    Map<String, Object> volume =
+        maps(podSpec(on).get("volumes")).stream()
+            .filter(v -> "cdi".equals(v.get("name")))
+            .findFirst()
+            .orElseThrow();
+    assertThat(get(volume, "hostPath", "path")).isEqualTo("/var/run/cdi");
+    assertThat(get(volume, "hostPath", "type")).isEqualTo("DirectoryOrCreate");
   }
 
   @Test

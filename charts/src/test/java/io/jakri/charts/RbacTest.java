@@ -44,6 +44,23 @@ class RbacTest {
   }
 
   @Test
+  void draRulesEqualAgentRbacYamlAndComeOnlyWithDra() throws IOException {
+    RenderedChart repo = repoFile("agent/rbac/agent-rbac.yaml");
+    RenderedChart chart = RenderedChart.render("dra.yaml");
+
+    assertThat(rules(chart.one("ClusterRole", "jakri-jakri-agent-dra")))
+        .isEqualTo(rules(repo.one("ClusterRole", "jakri-agent-dra")));
+    assertBinds(
+        chart.one("ClusterRoleBinding", "jakri-jakri-agent-dra"),
+        "ClusterRole",
+        "jakri-jakri-agent-dra",
+        "jakri-agent");
+    assertThat(RenderedChart.render().ofKind("ClusterRole"))
+        .extracting(r -> get(r, "metadata", "name"))
+        .doesNotContain("jakri-jakri-agent-dra");
+  }
+
+  @Test
   void controllerRulesEqualControllerRbacYaml() throws IOException {
     RenderedChart repo = repoFile("controller/rbac/controller-rbac.yaml");
     RenderedChart chart = RenderedChart.render();

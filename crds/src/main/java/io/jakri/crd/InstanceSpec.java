@@ -13,7 +13,8 @@ import java.util.Map;
  * The spec of an {@link Instance}.
  *
  * <p>{@code deviceUsage} maps each slot id {@code <instance>-<n>} to {@code ""} (free), {@code
- * "<node>"} or {@code "C:<vdev>:<node>"}.
+ * "<node>"}, {@code "C:<vdev>:<node>"} or (a ResourceClaim prepared through DRA) {@code "D:<claim
+ * uid>:<node>"}.
  *
  * <p>The CRD requires {@code configurationName} (1..56 characters), {@code cdiName} ({@code
  * akri.sh/<configuration>=<id>}, as Akri's agent writes it) and {@code capacity} (at least 1), as

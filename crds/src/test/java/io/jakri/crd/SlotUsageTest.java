@@ -35,4 +35,19 @@ class SlotUsageTest {
     assertThatThrownBy(() -> SlotUsage.parse("C:x-0:"))
         .isInstanceOf(IllegalArgumentException.class);
   }
+
+  @Test
+  void claimUsageNamesTheResourceClaimAndTheNode() {
+    SlotUsage u = SlotUsage.parse("D:0f3c9a4e-1b2c-4d5e-8f90-123456789abc:node-a");
+    assertThat(u)
+        .isEqualTo(new SlotUsage.ClaimUse("0f3c9a4e-1b2c-4d5e-8f90-123456789abc", "node-a"));
+    assertThat(u.print()).isEqualTo("D:0f3c9a4e-1b2c-4d5e-8f90-123456789abc:node-a");
+    assertThat(u.heldBy("node-a")).isTrue();
+    assertThat(u.heldBy("node-b")).isFalse();
+    assertThatThrownBy(() -> SlotUsage.parse("D:")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SlotUsage.parse("D:uid:"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new SlotUsage.NodeUse("D:uid:node-a"))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
 }

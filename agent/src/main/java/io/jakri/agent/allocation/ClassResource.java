@@ -177,6 +177,7 @@ final class ClassResource implements ResourceBackend {
       }
     }
     env.putAll(EnvContract.forClass(resourceName, devices));
+    node.addCdiDevices(response, orderedSlots);
     return response.putAllEnvs(env).build();
   }
 

@@ -8,7 +8,6 @@ import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import io.jakri.kubelet.v1beta1.Device;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -109,16 +108,9 @@ final class InstanceResource implements ResourceBackend {
           AllocationException.Reason.INVALID_REQUEST, "no device ids in the request");
     }
     SlotUsage mine = new SlotUsage.NodeUse(node.node());
-    Instance instance = node.claim(instanceName, deviceIds, slot -> mine);
-    Map<String, String> properties =
-        EnvContract.mergedProperties(
-            local.device().properties(), local.configuration().brokerProperties());
-    // The device's own env first, so that the contract's names win on a clash.
-    Map<String, String> env = new LinkedHashMap<>(EnvContract.deviceEnv(local.device().env()));
-    env.putAll(EnvContract.forInstance(instance.hash(), properties));
-    ContainerAllocateResponse.Builder response =
-        ContainerAllocateResponse.newBuilder().putAllEnvs(env);
-    Mounts.addDevice(response, local);
+    node.claim(instanceName, deviceIds, slot -> mine);
+    ContainerAllocateResponse.Builder response = InstanceContract.of(local);
+    node.addCdiDevices(response, deviceIds);
     return response.build();
   }
 }

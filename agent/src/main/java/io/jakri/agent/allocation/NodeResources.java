@@ -1,5 +1,6 @@
 package io.jakri.agent.allocation;
 
+import io.jakri.agent.cdi.CdiSpecs;
 import io.jakri.agent.deviceplugin.Advertiser;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.discovery.LocalDevice;
@@ -8,6 +9,8 @@ import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.SlotUsage;
+import io.jakri.kubelet.v1beta1.CDIDevice;
+import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,13 +44,17 @@ public final class NodeResources implements InstanceStore.Listener {
   private final Map<String, Object> claimLocks = new ConcurrentHashMap<>();
   private final Consumer<SlotConflict> conflictSink;
   private final LocalClaims claims;
+  private final Optional<CdiSpecs> cdi;
 
   public NodeResources(
       String node, InstanceUpdates updates, Advertiser plugins, LocalClaims claims) {
-    this(node, updates, plugins, claims, conflict -> {});
+    this(node, updates, plugins, claims, Optional.empty(), conflict -> {});
   }
 
   /**
+   * @param cdi when present, the CDI spec of every local device's Instance is kept there (written
+   *     before its resources are served, removed after they are retired), and Allocate names the
+   *     CDI devices of the slots it gives
    * @param conflicts told about write conflicts and refusals while claiming slots, on the gRPC
    *     thread serving the Allocate after the claim ended; must not block
    */
@@ -56,12 +63,14 @@ public final class NodeResources implements InstanceStore.Listener {
       InstanceUpdates updates,
       Advertiser plugins,
       LocalClaims claims,
+      Optional<CdiSpecs> cdi,
       Consumer<SlotConflict> conflicts) {
     this.node = node;
     this.conflictSink = conflicts;
     this.updates = updates;
     this.plugins = plugins;
     this.claims = claims;
+    this.cdi = cdi;
   }
 
   /** This node's record of the slots it holds. */
@@ -94,6 +103,14 @@ public final class NodeResources implements InstanceStore.Listener {
 
   /** Adds or updates a locally discovered device (online or in its offline grace). */
   public synchronized void upsertLocal(LocalDevice device) {
+    // The spec first: a runtime must find it as soon as the kubelet can allocate the resource.
+    cdi.ifPresent(
+        c ->
+            c.serve(
+                device.instanceName(),
+                device.configuration().name(),
+                device.configuration().capacity(),
+                InstanceContract.of(device)));
     LocalDevice previous = locals.put(device.instanceName(), device);
     if (previous != null && !previous.classResource().equals(device.classResource())) {
       leaveClass(previous);
@@ -118,6 +135,22 @@ public final class NodeResources implements InstanceStore.Listener {
     plugins.retire(previous.instanceResource());
     leaveClass(previous);
     claimLocks.remove(instanceName);
+    cdi.ifPresent(c -> c.retire(instanceName));
+  }
+
+  /**
+   * Names in {@code response} the CDI device of every slot in {@code slots} whose Instance has its
+   * CDI spec on disk (none when CDI is off).
+   */
+  void addCdiDevices(ContainerAllocateResponse.Builder response, List<String> slots) {
+    if (cdi.isEmpty()) {
+      return;
+    }
+    for (String slot : new java.util.LinkedHashSet<>(slots)) {
+      cdi.get()
+          .qualifiedName(ClassResource.instanceOf(slot), slot)
+          .ifPresent(name -> response.addCdiDevices(CDIDevice.newBuilder().setName(name)));
+    }
   }
 
   private void leaveClass(LocalDevice device) {
@@ -261,6 +294,22 @@ public final class NodeResources implements InstanceStore.Listener {
   }
 
   /**
+   * Claims {@code slots} of one Instance for a ResourceClaim the kubelet prepares on this node
+   * (Dynamic Resource Allocation), with the same rules as Allocate: free slots and slots already
+   * held for this claim are granted (idempotent), any other holder refuses the whole request.
+   */
+  public Instance claimForResourceClaim(
+      String instanceName, List<String> slots, SlotUsage.ClaimUse usage)
+      throws AllocationException {
+    return claim(instanceName, slots, slot -> usage);
+  }
+
+  /** Frees {@code slots} of an Instance held by this node (a ResourceClaim was unprepared). */
+  public void releaseResourceClaim(String instanceName, List<String> slots) {
+    release(instanceName, slots);
+  }
+
+  /**
    * Frees every slot of {@code instanceName} this node holds, in the Instance and in this node's
    * record of its claims, as the slot reclaimer does with slots no container uses (for tests and
    * tools that reset an Instance; the holder is the only one whose free the other nodes honour at
@@ -331,6 +380,9 @@ public final class NodeResources implements InstanceStore.Listener {
     }
     if (usage instanceof SlotUsage.ClassUse c) {
       return "held on node " + c.node() + " through a class resource";
+    }
+    if (usage instanceof SlotUsage.ClaimUse c) {
+      return "held on node " + c.node() + " by ResourceClaim " + c.claimUid();
     }
     return "free";
   }

@@ -736,6 +736,9 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     if (usage instanceof SlotUsage.ClassUse c) {
       return c.node();
     }
+    if (usage instanceof SlotUsage.ClaimUse c) {
+      return c.node();
+    }
     throw new IllegalArgumentException("a free slot has no holder");
   }
 

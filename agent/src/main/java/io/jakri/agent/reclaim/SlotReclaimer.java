@@ -326,9 +326,13 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
     return dash < 0 ? slot : slot.substring(0, dash);
   }
 
-  /** Whether a container holds the slot (see the class comment for why any resource counts). */
+  /**
+   * Whether a container holds the slot (see the class comment for why any resource counts). A slot
+   * held for a ResourceClaim counts as used: the kubelet frees it by unpreparing the claim.
+   */
   private static boolean inUse(String slotId, SlotUsage usage, Set<String> idsInUse) {
-    return idsInUse.contains(slotId)
+    return usage instanceof SlotUsage.ClaimUse
+        || idsInUse.contains(slotId)
         || usage instanceof SlotUsage.ClassUse c && idsInUse.contains(c.vdev());
   }
 

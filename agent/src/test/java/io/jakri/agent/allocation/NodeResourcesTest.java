@@ -46,6 +46,7 @@ class NodeResourcesTest {
         new InstanceUpdates(store, new Random(1), 20, Duration.ZERO),
         advertiser,
         new LocalClaims(NODE),
+        Optional.empty(),
         conflicts::add);
   }
 

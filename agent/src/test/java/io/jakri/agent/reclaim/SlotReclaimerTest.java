@@ -86,6 +86,19 @@ class SlotReclaimerTest {
   }
 
   @Test
+  void aSlotHeldForAResourceClaimIsLeftToTheKubeletsUnprepare() throws Exception {
+    SlotUsage claim = new SlotUsage.ClaimUse("0f3c9a4e-1b2c-4d5e-8f90-123456789abc", NODE);
+    hold(SLOT0, claim);
+    hold(SLOT1, new SlotUsage.NodeUse(NODE));
+    reclaimer.runOnce();
+    after(GRACE.multipliedBy(3));
+    // PodResources never lists DRA devices among device-plugin ones: the claim's slot stays.
+    assertThat(usage(SLOT0)).isEqualTo(claim);
+    assertThat(usage(SLOT1)).isEqualTo(SlotUsage.Free.INSTANCE);
+    assertThat(reclaimer.reclaimed()).isEqualTo(1);
+  }
+
+  @Test
   void slotOfARunningContainerIsKeptPastTheGracePeriod() throws Exception {
     hold(SLOT0, new SlotUsage.NodeUse(NODE));
     kubelet.answer(new DeviceInUse(INSTANCE_RESOURCE, SLOT0));

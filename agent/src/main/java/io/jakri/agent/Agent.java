@@ -1,24 +1,14 @@
 package io.jakri.agent;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
-import io.jakri.agent.allocation.ClaimKeeper;
 import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.cdi.CdiSpecs;
 import io.jakri.agent.cluster.ApiCalls;
-import io.jakri.agent.cluster.ConfigurationStatusPublisher;
 import io.jakri.agent.cluster.ConfigurationWatcher;
-import io.jakri.agent.cluster.EventRecorder;
 import io.jakri.agent.cluster.Events;
-import io.jakri.agent.cluster.KubernetesInstanceStore;
-import io.jakri.agent.cluster.KubernetesPropertyResolver;
-import io.jakri.agent.cluster.NodeTidier;
-import io.jakri.agent.cluster.ObjectRef;
-import io.jakri.agent.configuration.ConfigurationFiles;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.deviceplugin.StaleSockets;
 import io.jakri.agent.discovery.ClassPolicy;
@@ -27,20 +17,20 @@ import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
-import io.jakri.agent.discovery.PropertyResolver;
-import io.jakri.agent.dra.ClaimPreparer;
-import io.jakri.agent.dra.ClaimReader;
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.external.CombinedHandlerRegistry;
 import io.jakri.agent.external.ExternalHandlers;
-import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.metrics.AgentMetrics;
 import io.jakri.agent.metrics.HealthServer;
+import io.jakri.agent.mode.AgentMode;
+import io.jakri.agent.mode.ClusterMode;
+import io.jakri.agent.mode.DraParts;
+import io.jakri.agent.mode.StandaloneMode;
 import io.jakri.agent.reclaim.GrpcPodResourcesClient;
 import io.jakri.agent.reclaim.PodResourcesClient;
 import io.jakri.agent.reclaim.SlotReclaimer;
@@ -76,13 +66,11 @@ public final class Agent implements AutoCloseable {
   /** The agent version plugins are checked against ({@code Plugin-Requires}). */
   public static final String VERSION = "0.1.0";
 
-  private static final Duration LEFTOVER_SWEEP = Duration.ofMinutes(5);
-
   /** How often the API client itself retries a failed request before the agent's own backoff. */
-  public static final int API_RETRIES = 2;
+  public static final int API_RETRIES = ClusterMode.API_RETRIES;
 
   /** The API client's first retry interval (it doubles). */
-  public static final int API_RETRY_INTERVAL_MS = 100;
+  public static final int API_RETRY_INTERVAL_MS = ClusterMode.API_RETRY_INTERVAL_MS;
 
   private final AgentOptions options;
   private final EventLoopGroup group;
@@ -99,37 +87,19 @@ public final class Agent implements AutoCloseable {
   private final Optional<ExternalHandlers> externalHandlers;
   private final HandlerRegistry allHandlers;
   private final DiscoveryManager discovery;
-  private final Optional<ConfigurationFiles> configurationFiles;
-  private final Optional<Cluster> cluster;
+  private final AgentMode mode;
   private final PodResourcesClient podResources;
   private final SlotReclaimer reclaimer;
   private final AgentMetrics metrics;
-  private final Optional<KubernetesPropertyResolver> secrets;
-  private final Optional<Dra> dra;
-
-  /** Where the agent's own objects without a namespace of their own go (Akri's default). */
-  private static final String AGENT_EVENTS_FALLBACK_NAMESPACE = "default";
+  private final Optional<DraParts> dra;
 
   private Optional<HealthServer> health = Optional.empty();
   private Optional<ExecutorService> healthExecutor = Optional.empty();
 
-  /** Dynamic Resource Allocation (cluster mode, when enabled): slices and the kubelet plugin. */
-  private record Dra(
-      ResourceSlicePublisher slices, KubeletDraPlugin plugin, ScheduledExecutorService timer) {}
-
-  /** The parts only cluster mode has. */
-  private record Cluster(
-      KubernetesClient client,
-      KubernetesInstanceStore store,
-      ConfigurationWatcher watcher,
-      ConfigurationStatusPublisher status,
-      ApiCalls calls,
-      Optional<NodeTidier> tidier,
-      ExecutorService apiWrites) {}
-
   /**
    * The agent's one event stream, composed at the end of the constructor: metrics first, then
-   * operator Events, then the cluster parts that act on events, then the caller's observer.
+   * operator Events, then the mode (cluster mode tidies retired resources off the Node), then the
+   * caller's observer.
    */
   private final Consumer<AgentEvent> eventStream;
 
@@ -161,27 +131,8 @@ public final class Agent implements AutoCloseable {
             devicePluginTimer,
             Clock.systemUTC(),
             e -> publish(new AgentEvent.DevicePlugin(e)));
-    ApiCalls calls = new ApiCalls();
-    ConfigurationWatcher watcher =
-        client
-            .map(
-                c ->
-                    new ConfigurationWatcher(
-                        c, options.namespaces(), scheduler, this::configurationsChanged))
-            .orElse(null);
-    KubernetesInstanceStore clusterStore =
-        client
-            .map(
-                c ->
-                    new KubernetesInstanceStore(
-                        c,
-                        options.namespaces(),
-                        watcher::namespaceOf,
-                        options.nodeName(),
-                        watcher::ownerOf,
-                        calls))
-            .orElse(null);
-    this.store = client.isPresent() ? clusterStore : new InMemoryInstanceStore();
+    this.mode = mode(options, client, scheduler);
+    this.store = mode.store();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     LocalClaims claims = new LocalClaims(options.nodeName());
     this.cdi = options.cdiDir().map(CdiSpecs::new);
@@ -213,14 +164,11 @@ public final class Agent implements AutoCloseable {
         externalHandlers
             .<HandlerRegistry>map(e -> new CombinedHandlerRegistry(handlers, e))
             .orElse(handlers);
-    Optional<KubernetesPropertyResolver> clusterProperties =
-        client.map(KubernetesPropertyResolver::asAkri);
-    this.secrets = clusterProperties;
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),
             allHandlers,
-            clusterProperties.<PropertyResolver>map(r -> r).orElse(PropertyResolver.literalOnly()),
+            mode.properties(),
             new InstanceLifecycle(options.nodeName(), updates, claims),
             resources,
             scheduler,
@@ -231,72 +179,9 @@ public final class Agent implements AutoCloseable {
                 new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
             options.safeguards().allowReservedBrokerEnv(),
             options.safeguards().slotLimits());
-    Events events = Events.logging(LOG);
-    Consumer<AgentEvent> tidying = e -> {};
-    if (client.isEmpty()) {
-      this.configurationFiles =
-          Optional.of(
-              new ConfigurationFiles(
-                  options
-                      .config()
-                      .orElseThrow(() -> new IllegalArgumentException("--config is required")),
-                  scheduler,
-                  discovery::apply));
-      this.cluster = Optional.empty();
-    } else {
-      this.configurationFiles = Optional.empty();
-      // Events and node tidying talk to the API server off the hot paths, one request at a time.
-      ExecutorService apiWrites = Executors.newSingleThreadExecutor(threads("jakri-api-writes"));
-      events = new EventRecorder(client.get(), options.nodeName(), apiWrites, Clock.systemUTC());
-      Events recorder = events;
-      ConfigurationStatusPublisher status =
-          new ConfigurationStatusPublisher(
-              client.get(),
-              options.nodeName(),
-              watcher,
-              discovery::statuses,
-              (configuration, reason, message) ->
-                  recorder.warning(
-                      ObjectRef.configuration(
-                          configuration.namespace(), configuration.name(), configuration.uid()),
-                      reason,
-                      message),
-              scheduler,
-              Clock.systemUTC(),
-              calls);
-      Optional<NodeTidier> tidier =
-          options.tidyNode()
-              ? Optional.of(new NodeTidier(client.get(), options.nodeName()))
-              : Optional.empty();
-      this.cluster =
-          Optional.of(
-              new Cluster(client.get(), clusterStore, watcher, status, calls, tidier, apiWrites));
-      if (tidier.isPresent()) {
-        NodeTidier t = tidier.get();
-        tidying =
-            e -> {
-              if (e instanceof AgentEvent.DevicePlugin p
-                  && p.event() instanceof DevicePluginEvent.Retired r) {
-                apiWrites.execute(() -> tidy(t, r.resource()));
-              }
-            };
-      }
-      discovery.addStatusListener(status::changed);
-      // Akri-protocol handlers get Secret and ConfigMap (binaryData too) values as stored.
-      externalHandlers.ifPresent(
-          e ->
-              e.usePropertyBytes(
-                  name -> {
-                    ConfigurationWatcher.Known known = watcher.known().get(name);
-                    if (known == null || known.spec().isEmpty()) {
-                      return Optional.empty();
-                    }
-                    return Optional.of(clusterProperties.get().resolveBytes(known.spec().get()));
-                  }));
-      store.addListener(new Repair(options.nodeName()));
-      // Other writers may delete, replace or edit Instances: this node's claims are written back.
-      new ClaimKeeper(claims, updates, apiWrites).start();
-    }
+    mode.attach(
+        new AgentMode.NodeParts(discovery, resources, plugins, claims, updates, externalHandlers));
+    Events events = mode.events();
     this.podResources =
         new GrpcPodResourcesClient(
             options.podResourcesSocket(),
@@ -322,7 +207,7 @@ public final class Agent implements AutoCloseable {
             () -> plugins.served().size(),
             () -> handlers.problems().size(),
             reclaimer::reclaimed,
-            Optional.ofNullable(client.isPresent() ? calls : null),
+            mode.apiCalls(),
             System::nanoTime);
     discovery.addListener(metrics);
     // Operator-facing Events: Kubernetes Events in cluster mode, log lines standalone.
@@ -330,40 +215,11 @@ public final class Agent implements AutoCloseable {
         new AgentEvents(
             events,
             options.nodeName(),
-            instanceNamespace(clusterStore, watcher),
-            client.isPresent() ? clusterStore::uidOf : name -> Optional.empty(),
+            mode::instanceNamespace,
+            mode::instanceUid,
             Clock.systemUTC());
-    this.eventStream = AgentEvent.inOrder(metrics, operatorEvents, tidying, observer);
-    this.dra = dra(options, client);
-  }
-
-  /** The DRA parts when enabled; they need the API server, so standalone mode says no. */
-  private Optional<Dra> dra(AgentOptions options, Optional<KubernetesClient> client) {
-    if (options.dra().isEmpty()) {
-      return Optional.empty();
-    }
-    if (client.isEmpty()) {
-      LOG.error(
-          "--dra needs cluster mode (ResourceClaims and ResourceSlices live in the API server);"
-              + " Dynamic Resource Allocation is off");
-      return Optional.empty();
-    }
-    ScheduledExecutorService timer = ownTimer("jakri-dra-slices");
-    ResourceSlicePublisher slices =
-        new ResourceSlicePublisher(
-            client.get(),
-            options.nodeName(),
-            store,
-            resources::locals,
-            timer,
-            Duration.ofMillis(100));
-    store.addListener(slices);
-    discovery.addListener(slices);
-    ClaimPreparer preparer =
-        new ClaimPreparer(options.nodeName(), ClaimReader.of(client.get()), resources, store);
-    KubeletDraPlugin plugin =
-        new KubeletDraPlugin(options.dra().get(), preparer, group, grpcExecutor);
-    return Optional.of(new Dra(slices, plugin, timer));
+    this.eventStream = AgentEvent.inOrder(metrics, operatorEvents, mode::onEvent, observer);
+    this.dra = options.dra().flatMap(d -> mode.dra(d, group, grpcExecutor));
   }
 
   /** Hands an event of one of the parts to the agent's event stream. Any thread. */
@@ -371,58 +227,20 @@ public final class Agent implements AutoCloseable {
     eventStream.accept(event);
   }
 
-  /**
-   * Keeps this node's Instances true to what it discovers when someone else changes them: an
-   * Instance deleted, or this node removed from it, while the device is still here is written
-   * again.
-   */
-  private final class Repair implements InstanceStore.Listener {
-    private final String node;
-
-    Repair(String node) {
-      this.node = node;
-    }
-
-    @Override
-    public void changed(io.jakri.agent.instance.Instance instance) {
-      if (!instance.nodes().contains(node)
-          && resources.local(instance.name()).filter(d -> d.online()).isPresent()) {
-        discovery.republish(instance.name());
-      }
-    }
-
-    @Override
-    public void deleted(String name) {
-      if (resources.local(name).filter(d -> d.online()).isPresent()) {
-        discovery.republish(name);
-      }
-    }
-  }
-
-  /**
-   * The namespace of an Instance for Events about it: where it was seen, else its Configuration's
-   * (from the name's prefix), else {@code default}.
-   */
-  private static java.util.function.Function<String, String> instanceNamespace(
-      KubernetesInstanceStore store, ConfigurationWatcher watcher) {
-    if (store == null) {
-      return name -> AGENT_EVENTS_FALLBACK_NAMESPACE;
-    }
-    return name ->
-        store
-            .namespaceOfInstance(name)
-            .or(() -> store.get(name).flatMap(i -> watcher.namespaceOf(i.configurationName())))
-            .orElse(AGENT_EVENTS_FALLBACK_NAMESPACE);
-  }
-
-  private void configurationsChanged(
-      java.util.List<io.jakri.agent.configuration.ConfigurationSpec> specs) {
-    secrets.ifPresent(
-        s ->
-            s.retain(
-                specs.stream().map(io.jakri.agent.configuration.ConfigurationSpec::name).toList()));
-    discovery.apply(specs);
-    cluster.ifPresent(c -> c.status().changed());
+  /** The mode, picked once: cluster mode when there is a client, else standalone. */
+  private static AgentMode mode(
+      AgentOptions options, Optional<KubernetesClient> client, ScheduledExecutorService scheduler) {
+    return client
+        .<AgentMode>map(
+            c ->
+                new ClusterMode(
+                    c,
+                    options.nodeName(),
+                    options.namespaces(),
+                    options.tidyNode(),
+                    options.offlineGrace(),
+                    scheduler))
+        .orElseGet(() -> new StandaloneMode(options.config(), scheduler, Events.logging(LOG)));
   }
 
   /**
@@ -430,22 +248,11 @@ public final class Agent implements AutoCloseable {
    * with a client from the environment (in-cluster service account, else kubeconfig).
    */
   public static Agent start(AgentOptions options) throws IOException {
-    if (options.standalone()) {
-      return start(options, Optional.empty());
-    }
-    // In-cluster service account, else kubeconfig. The agent retries on its own schedule (watches
-    // reconnect, writes back off); fabric8's default of ten retries per request would hold an
-    // Allocate for tens of seconds while the API server is away.
-    io.fabric8.kubernetes.client.Config config =
-        new io.fabric8.kubernetes.client.ConfigBuilder(
-                io.fabric8.kubernetes.client.Config.autoConfigure(null))
-            .withRequestRetryBackoffLimit(API_RETRIES)
-            .withRequestRetryBackoffInterval(API_RETRY_INTERVAL_MS)
-            .withConnectionTimeout(5_000)
-            .withRequestTimeout(10_000)
-            .build();
-    LOG.info("API server {} ({})", config.getMasterUrl(), options.namespaces().describe());
-    return start(options, Optional.of(new KubernetesClientBuilder().withConfig(config).build()));
+    return start(
+        options,
+        options.standalone()
+            ? Optional.empty()
+            : Optional.of(ClusterMode.clientFromEnvironment(options.namespaces())));
   }
 
   /**
@@ -459,7 +266,7 @@ public final class Agent implements AutoCloseable {
 
   /**
    * Builds and starts an agent that also hands every event of its stream to {@code observer} (after
-   * metrics and Events; for tests and tools). The observer must not block.
+   * metrics, Events and the mode; for tests and tools). The observer must not block.
    */
   public static Agent start(
       AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer)
@@ -481,7 +288,7 @@ public final class Agent implements AutoCloseable {
         "jakri agent {} starting on node {} ({}, device plugins in {}, plugins from {})",
         VERSION,
         options.nodeName(),
-        cluster.isPresent() ? "cluster mode, " + options.namespaces().describe() : "standalone",
+        mode.describe(),
         options.devicePluginDir(),
         options.pluginsDir());
     if (emulator.isPresent()) {
@@ -506,25 +313,10 @@ public final class Agent implements AutoCloseable {
             e.getMessage() == null ? e.toString() : e.getMessage());
       }
     }
-    if (configurationFiles.isPresent()) {
-      configurationFiles.get().start();
-    }
-    if (cluster.isPresent()) {
-      secrets.ifPresent(s -> s.onChange(discovery::rediscover));
-      cluster.get().store().start();
-      cluster.get().watcher().start();
-      scheduleLeftoverSweep(options.offlineGrace());
-      cluster
-          .get()
-          .tidier()
-          .ifPresent(
-              t ->
-                  scheduleNodeSweep(
-                      t, options.offlineGrace().plusSeconds(5), Duration.ofMinutes(1)));
-    }
+    mode.start();
+    mode.configurations().start();
     if (dra.isPresent()) {
-      dra.get().plugin().start();
-      dra.get().slices().start();
+      dra.get().start();
     }
     reclaimer.start();
     if (options.metricsPort() >= 0) {
@@ -537,25 +329,14 @@ public final class Agent implements AutoCloseable {
               metrics,
               this::notReady,
               http);
-      if (cluster.isEmpty()) {
-        // Standalone: no API server to ask, so the Instances are listed here.
-        server.serveInstances(this::instancesYaml);
-      }
+      String extraEndpoints = mode.addEndpoints(server);
       server.start();
       health = Optional.of(server);
       LOG.info(
           "metrics and health on {} port {} (/metrics, /healthz, /readyz{})",
           options.safeguards().metricsBindAddress(),
           server.port(),
-          cluster.isEmpty() ? ", /instances" : "");
-    }
-  }
-
-  private String instancesYaml() {
-    try {
-      return io.jakri.agent.instance.InstanceListing.yaml(instances().list());
-    } catch (io.jakri.agent.instance.StoreException e) {
-      return "# the Instances cannot be listed: " + e.getMessage() + "\n";
+          extraEndpoints);
     }
   }
 
@@ -584,90 +365,21 @@ public final class Agent implements AutoCloseable {
     return metrics;
   }
 
-  /**
-   * After a restart, Instances may still list this node for devices it no longer sees (or of
-   * Configurations deleted meanwhile). Once the Instances are listed and discovery had the offline
-   * grace to find its devices again, this node leaves every Instance nobody here reports. Repeats
-   * every {@link #LEFTOVER_SWEEP}.
-   */
-  private void scheduleLeftoverSweep(Duration after) {
-    scheduler.schedule(
-        () -> {
-          Cluster c = cluster.orElseThrow();
-          if (!c.store().synced() || !c.watcher().synced()) {
-            scheduleLeftoverSweep(Duration.ofSeconds(5));
-            return;
-          }
-          // Again later: a removal that failed while the API server was away is retried here.
-          scheduleLeftoverSweep(LEFTOVER_SWEEP);
-          java.util.List<String> mine =
-              c.store().list().stream()
-                  .filter(i -> i.nodes().contains(options.nodeName()))
-                  .map(io.jakri.agent.instance.Instance::name)
-                  .toList();
-          discovery.releaseUnknown(mine);
-        },
-        after.toMillis(),
-        TimeUnit.MILLISECONDS);
-  }
-
-  /** Removes a retired resource from the Node; a failure is left to the periodic sweep. */
-  private void tidy(NodeTidier tidier, String resource) {
-    if (plugins.served().contains(resource)) {
-      return; // served again meanwhile
-    }
-    try {
-      tidier.removeResources(java.util.List.of(resource));
-    } catch (NodeTidier.TidyException e) {
-      LOG.warn("resource {}: {}; the next sweep retries", resource, e.getMessage());
-    }
-  }
-
-  /**
-   * Removes {@code akri.sh/...} keys this agent does not serve from its Node: once after start-up
-   * (when discovery had the offline grace to serve what it finds), then every {@code period}. The
-   * kubelet keeps a retired resource for minutes and then leaves it at 0 for good; this clears
-   * both.
-   */
-  private void scheduleNodeSweep(NodeTidier tidier, Duration first, Duration period) {
-    Cluster c = cluster.orElseThrow();
-    scheduler.scheduleWithFixedDelay(
-        () ->
-            c.apiWrites()
-                .execute(
-                    () -> {
-                      if (!clusterSynced()) {
-                        return;
-                      }
-                      java.util.Set<String> served = plugins.served();
-                      try {
-                        java.util.Set<String> removed = tidier.sweep(served::contains);
-                        if (!removed.isEmpty()) {
-                          LOG.info(
-                              "node {}: removed stale resources {}", options.nodeName(), removed);
-                        }
-                      } catch (NodeTidier.TidyException e) {
-                        LOG.warn("node sweep failed, retrying later: {}", e.getMessage());
-                      }
-                    }),
-        first.toMillis(),
-        period.toMillis(),
-        TimeUnit.MILLISECONDS);
-  }
-
   /** The Configuration watch (cluster mode). */
   public Optional<ConfigurationWatcher> configurations() {
-    return cluster.map(Cluster::watcher);
+    return Optional.of(mode.configurations())
+        .filter(ConfigurationWatcher.class::isInstance)
+        .map(ConfigurationWatcher.class::cast);
   }
 
   /** Counts of API requests made so far (cluster mode). */
   public Optional<ApiCalls> apiCalls() {
-    return cluster.map(Cluster::calls);
+    return mode.apiCalls();
   }
 
   /** Whether the Instance and Configuration watches have listed once (cluster mode). */
   public boolean clusterSynced() {
-    return cluster.map(c -> c.store().synced() && c.watcher().synced()).orElse(true);
+    return mode.synced();
   }
 
   public Optional<KubeletEmulator> emulator() {
@@ -717,12 +429,12 @@ public final class Agent implements AutoCloseable {
 
   /** The ResourceSlice publisher, when DRA is on. */
   public Optional<ResourceSlicePublisher> resourceSlices() {
-    return dra.map(Dra::slices);
+    return dra.map(DraParts::slices);
   }
 
   /** The kubelet DRA plugin, when DRA is on. */
   public Optional<KubeletDraPlugin> draPlugin() {
-    return dra.map(Dra::plugin);
+    return dra.map(DraParts::plugin);
   }
 
   public SlotReclaimer reclaimer() {
@@ -736,45 +448,20 @@ public final class Agent implements AutoCloseable {
   @Override
   public void close() {
     externalHandlers.ifPresent(ExternalHandlers::stopServing);
-    dra.ifPresent(
-        d -> {
-          d.plugin().close();
-          d.timer().shutdownNow();
-          try {
-            d.timer().awaitTermination(5, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          d.slices().close();
-        });
+    dra.ifPresent(DraParts::close);
     health.ifPresent(HealthServer::close);
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();
     podResources.close();
-    configurationFiles.ifPresent(ConfigurationFiles::close);
-    cluster.ifPresent(
-        c -> {
-          c.watcher().close();
-          c.status().close();
-        });
-    secrets.ifPresent(KubernetesPropertyResolver::close);
+    mode.configurations().close();
+    mode.stop();
     discovery.close();
     externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
     cdi.ifPresent(CdiSpecs::close);
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();
-    cluster.ifPresent(
-        c -> {
-          c.store().close();
-          c.apiWrites().shutdown();
-          try {
-            c.apiWrites().awaitTermination(5, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          c.client().close();
-        });
+    mode.close();
     grpcExecutor.shutdown();
     reclaimTimer.shutdownNow();
     devicePluginTimer.shutdownNow();

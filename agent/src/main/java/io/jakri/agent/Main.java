@@ -1,28 +1,20 @@
 package io.jakri.agent;
 
 import io.jakri.agent.cluster.WatchedNamespaces;
-import io.jakri.agent.demo.Demo;
-import io.jakri.agent.demo.SamplePods;
 import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
-import io.jakri.agent.validate.Validator;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
-import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.net.InetAddress;
 import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -30,7 +22,6 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import sun.misc.Signal;
 
 /**
@@ -45,10 +36,10 @@ import sun.misc.Signal;
     versionProvider = Main.Version.class,
     description = "jakri node agent: discovers devices and serves them to the kubelet.",
     defaultValueProvider = EnvDefaults.class,
-    subcommands = {Main.DemoCommand.class, Main.ValidateCommand.class})
+    subcommands = {DemoCommand.class, ValidateCommand.class})
 public final class Main implements Callable<Integer> {
 
-  @CommandLine.Mixin Common common = new Common();
+  @CommandLine.Mixin CommonFlags common = new CommonFlags();
 
   @Option(
       names = "--standalone",
@@ -143,7 +134,7 @@ public final class Main implements Callable<Integer> {
               + " JAKRI_ALLOW_RESERVED_BROKER_ENV).")
   boolean allowReservedBrokerEnv;
 
-  @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
+  @CommandLine.Mixin ClassDomainsFlag classDomains = new ClassDomainsFlag();
 
   @Option(
       names = "--max-slots-per-configuration",
@@ -417,132 +408,6 @@ public final class Main implements Callable<Integer> {
     }
   }
 
-  /** Flags every command shares. */
-  static final class Common {
-    static final Path DEFAULT_DEVICE_PLUGIN_DIR = Path.of("/var/lib/kubelet/device-plugins");
-    static final Path DEFAULT_POD_RESOURCES =
-        Path.of("/var/lib/kubelet/pod-resources/kubelet.sock");
-
-    @Option(
-        names = "--node-name",
-        description = "This node's name (env JAKRI_NODE_NAME or NODE_NAME; default: host name).")
-    String nodeName;
-
-    @Option(
-        names = "--device-plugin-dir",
-        description =
-            "Kubelet device-plugin directory (default /var/lib/kubelet/device-plugins; with"
-                + " --emulate-kubelet a new temporary directory).")
-    Path devicePluginDir;
-
-    @Option(
-        names = "--pod-resources-socket",
-        description =
-            "Kubelet PodResources socket (default /var/lib/kubelet/pod-resources/kubelet.sock;"
-                + " with --emulate-kubelet pod-resources.sock in the device-plugin dir).")
-    Path podResourcesSocket;
-
-    /** The emulator's directory when the agent made it (removed when the agent stops). */
-    Optional<Path> temporaryDir = Optional.empty();
-
-    @Option(
-        names = "--plugins-dir",
-        description = "Directory of handler plugin jars (default: plugins/ next to the agent jar).")
-    Path pluginsDir;
-
-    @Option(
-        names = "--offline-grace",
-        description =
-            "How long a vanished device stays, unhealthy, before its Instance goes, e.g. 60s, 2m"
-                + " (default ${DEFAULT-VALUE}).",
-        defaultValue = "60s",
-        converter = DurationText.Converter.class)
-    Duration offlineGrace;
-
-    @Option(
-        names = "--reclaim-grace",
-        description =
-            "How long a slot this node holds must be unused by every container (kubelet"
-                + " PodResources) before it is freed, e.g. 20s (default ${DEFAULT-VALUE}).",
-        defaultValue = "20s",
-        converter = DurationText.Converter.class)
-    Duration reclaimGrace;
-
-    /**
-     * The agent's options. With {@code emulate} and no {@code --device-plugin-dir} the emulator
-     * gets a new temporary directory (said in one log line), never the kubelet's, and its
-     * PodResources socket goes inside the emulator's directory unless {@code
-     * --pod-resources-socket} says otherwise.
-     */
-    AgentOptions options(boolean standalone, Optional<Path> config, boolean emulate)
-        throws IOException {
-      Path dir = devicePluginDir;
-      if (dir == null && emulate) {
-        dir = Files.createTempDirectory("jakri-kubelet-");
-        temporaryDir = Optional.of(dir);
-        LoggerFactory.getLogger(Main.class)
-            .info(
-                "kubelet emulator in the new temporary directory {} (--device-plugin-dir chooses"
-                    + " another; removed when the agent stops)",
-                dir);
-      } else if (dir == null) {
-        dir = DEFAULT_DEVICE_PLUGIN_DIR;
-      }
-      Path podResources = podResourcesSocket;
-      if (podResources == null) {
-        podResources =
-            emulate ? dir.resolve(KubeletEmulator.POD_RESOURCES_SOCKET) : DEFAULT_POD_RESOURCES;
-      }
-      return new AgentOptions(
-          nodeName(),
-          standalone,
-          config,
-          emulate,
-          dir,
-          podResources,
-          pluginsDir == null ? defaultPluginsDir() : pluginsDir,
-          offlineGrace,
-          reclaimGrace);
-    }
-
-    String nodeName() {
-      if (nodeName != null && !nodeName.isBlank()) {
-        return nodeName;
-      }
-      String env = System.getenv("NODE_NAME");
-      if (env != null && !env.isBlank()) {
-        return env;
-      }
-      try {
-        return InetAddress.getLocalHost().getHostName().toLowerCase(Locale.ROOT);
-      } catch (UnknownHostException e) {
-        return "localhost";
-      }
-    }
-  }
-
-  /** {@code --class-domains}, shared by the agent and {@code validate}. */
-  static final class ClassDomains {
-    @Option(
-        names = "--class-domains",
-        split = ",",
-        description =
-            "Domains a handler's class resource may be in, comma-separated, exact match (env"
-                + " JAKRI_CLASS_DOMAINS; default ${DEFAULT-VALUE}). akri.sh/<configuration> is"
-                + " always allowed; an empty value allows no other.")
-    List<String> domains = List.copyOf(Safeguards.DEFAULT_CLASS_DOMAINS);
-
-    java.util.Set<String> domains() {
-      java.util.Set<String> result = new java.util.TreeSet<>();
-      for (String d : domains == null ? List.<String>of() : domains) {
-        if (!d.isBlank()) {
-          result.add(d.strip().toLowerCase(Locale.ROOT));
-        }
-      }
-      return result;
-    }
-  }
-
   /** {@code plugins/} next to the running agent jar, else {@code ./plugins}. */
   static Path defaultPluginsDir() {
     try {
@@ -554,19 +419,6 @@ public final class Main implements Callable<Integer> {
       // fall through to the working directory
     }
     return Path.of("plugins");
-  }
-
-  /** A keepalive time: a duration of at least gRPC's floor, 10s. */
-  static final class KeepaliveConverter implements CommandLine.ITypeConverter<Duration> {
-    @Override
-    public Duration convert(String value) {
-      Duration d = new DurationText.Converter().convert(value);
-      if (d.compareTo(ExternalHandlers.Settings.MIN_KEEPALIVE) < 0) {
-        throw new CommandLine.TypeConversionException(
-            "'" + value + "' is below gRPC's keepalive floor (use 10s or more, e.g. 30s, 5m)");
-      }
-      return d;
-    }
   }
 
   /** A TCP port: 0 (any free port) to 65535. */
@@ -596,107 +448,6 @@ public final class Main implements Callable<Integer> {
     }
   }
 
-  @Command(
-      name = "demo",
-      mixinStandardHelpOptions = true,
-      defaultValueProvider = EnvDefaults.class,
-      description =
-          "Standalone agent + kubelet emulator + bundled example Configurations: prints the node's"
-              + " capacity and what a pod receives, then follows live updates until Ctrl-C.")
-  static final class DemoCommand implements Callable<Integer> {
-    @Option(
-        names = "--node-name",
-        description = "Node name (default ${DEFAULT-VALUE}, as in the Spookd walkthrough).")
-    String nodeName = Demo.DEFAULT_NODE;
-
-    @Option(
-        names = "--plugins-dir",
-        description = "Directory of handler plugin jars (default: plugins/ next to the agent jar).")
-    Path pluginsDir;
-
-    @Option(
-        names = "--work-dir",
-        description = "Where the emulated kubelet's directories go (default: a new temp dir).")
-    Path workDir;
-
-    @Option(
-        names = "--config",
-        description = "Use these Configurations instead of the bundled examples.")
-    Path config;
-
-    @Option(
-        names = "--offline-grace",
-        converter = DurationText.Converter.class,
-        defaultValue = "60s",
-        description = "Offline grace period (default ${DEFAULT-VALUE}).")
-    Duration offlineGrace;
-
-    @Option(
-        names = "--log-format",
-        converter = LogFormat.Converter.class,
-        description =
-            "Log format: text (stderr) or json (stdout, mixed with the report) (env"
-                + " JAKRI_LOG_FORMAT; default text).")
-    LogFormat logFormat = LogFormat.TEXT;
-
-    @Option(
-        names = "--once",
-        description = "Print the first report and exit instead of following updates.")
-    boolean once;
-
-    @Option(
-        names = "--pod",
-        paramLabel = "RESOURCE=N",
-        description =
-            "Admit a pod asking for N of RESOURCE and print its env (repeatable). Default: the"
-                + " bundled examples' pods, or with --config one pod per class resource.")
-    List<String> pods = new ArrayList<>();
-
-    @Override
-    public Integer call() throws Exception {
-      // The demo's output is the report on stdout; keep the log to warnings unless asked.
-      if (System.getenv("JAKRI_LOG_LEVEL") == null) {
-        System.setProperty("JAKRI_LOG_LEVEL", "WARN");
-      }
-      if (System.getenv("JAKRI_EMULATOR_LOG_LEVEL") == null) {
-        System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
-      }
-      logFormat.apply(Optional.of(nodeName));
-      Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
-      Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
-      AgentOptions options =
-          new AgentOptions(
-              nodeName,
-              true,
-              Optional.of(configPath),
-              true,
-              work.resolve("device-plugins"),
-              work.resolve("pod-resources").resolve("kubelet.sock"),
-              pluginsDir == null ? defaultPluginsDir() : pluginsDir,
-              offlineGrace);
-      SamplePods samples;
-      try {
-        samples =
-            !pods.isEmpty()
-                ? SamplePods.requested(pods.stream().map(SamplePods.Request::parse).toList())
-                : config != null ? SamplePods.eachClass() : SamplePods.bundled();
-      } catch (IllegalArgumentException e) {
-        throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
-      }
-      try {
-        return new Demo(options, once, new PrintWriter(System.out, true), samples).run();
-      } catch (EmulatorStartException e) {
-        System.err.println("jakri-agent demo: " + e.getMessage());
-        return 1;
-      } finally {
-        if (workDir == null) {
-          // Ours alone (a fresh temp dir): leave nothing behind.
-          deleteTree(work);
-        }
-      }
-    }
-  }
-
   /** Deletes {@code dir} and everything in it, best effort (a file that resists stays). */
   static void deleteTree(Path dir) {
     if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
@@ -715,49 +466,6 @@ public final class Main implements Callable<Integer> {
               });
     } catch (java.io.IOException | java.io.UncheckedIOException e) {
       // Same: best effort.
-    }
-  }
-
-  @Command(
-      name = "validate",
-      mixinStandardHelpOptions = true,
-      defaultValueProvider = EnvDefaults.class,
-      description =
-          "Checks Configuration files offline: structure, names, YAML limits and, when the"
-              + " handler is installed, its discoveryDetails. Problems on stderr (exit 1),"
-              + " warnings and verdicts on stdout; warnings alone exit 0.")
-  static final class ValidateCommand implements Callable<Integer> {
-    @Parameters(arity = "1..*", paramLabel = "FILE", description = "Configuration YAML files.")
-    List<Path> files;
-
-    @Option(
-        names = "--plugins-dir",
-        description = "Handler plugins used to check discoveryDetails (default: next to the jar).")
-    Path pluginsDir;
-
-    @CommandLine.Mixin ClassDomains classDomains = new ClassDomains();
-
-    @Option(
-        names = "--device-plugin-dir",
-        description =
-            "Kubelet device-plugin directory whose checkpoint names the resources other device"
-                + " plugins registered; read only, skipped when missing (default"
-                + " ${DEFAULT-VALUE}).")
-    Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
-
-    @Override
-    public Integer call() {
-      // stderr carries the problems: keep the agent's INFO lines (plugins loaded) out of it.
-      if (System.getenv("JAKRI_LOG_LEVEL") == null) {
-        System.setProperty("JAKRI_LOG_LEVEL", "WARN");
-      }
-      return new Validator(
-              pluginsDir == null ? defaultPluginsDir() : pluginsDir,
-              classDomains.domains(),
-              Optional.ofNullable(devicePluginDir).filter(Files::isDirectory),
-              new PrintWriter(System.out, true),
-              new PrintWriter(System.err, true))
-          .validate(files);
     }
   }
 }

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.jakri.agent.configuration.ConfigurationParser;
+import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.crd.Configuration;
 import java.time.Instant;
@@ -43,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * Changes are coalesced: after any event the complete desired set is recomputed once on the
  * scheduler. Thread-safe.
  */
-public final class ConfigurationWatcher implements AutoCloseable {
+public final class ConfigurationWatcher implements ConfigurationSource {
 
   private static final Logger LOG = LoggerFactory.getLogger(ConfigurationWatcher.class);
 
@@ -93,6 +94,7 @@ public final class ConfigurationWatcher implements AutoCloseable {
   }
 
   /** Starts the watch; returns at once. List/watch failures are retried with backoff. */
+  @Override
   public void start() {
     List<SharedIndexInformer<GenericKubernetesResource>> started =
         namespaces.informers(client.genericKubernetesResources(Configuration.resourceDefinition()));

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * its last good Configurations and gets one error line per problem; a deleted file takes its
  * Configurations with it. Two files defining the same name: the first (by path) wins.
  */
-public final class ConfigurationFiles implements AutoCloseable {
+public final class ConfigurationFiles implements ConfigurationSource {
 
   private static final Logger LOG = LoggerFactory.getLogger(ConfigurationFiles.class);
   private static final long DEBOUNCE_MS = 100;
@@ -56,6 +56,7 @@ public final class ConfigurationFiles implements AutoCloseable {
   }
 
   /** Reads everything once, hands it to the sink, then watches for changes. */
+  @Override
   public synchronized void start() throws IOException {
     Path dir = Files.isDirectory(path) ? path : path.getParent();
     if (!Files.exists(path)) {

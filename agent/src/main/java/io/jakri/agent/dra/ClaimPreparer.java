@@ -30,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * device-plugin resources report them Unhealthy on every node, and a slot held there refuses the
  * claim) and answers with their CDI device ids. Preparing again returns the same (idempotent);
  * unpreparing frees the slots this claim holds, and succeeds for a claim it does not know. A
- * problem with one claim is that claim's error, never the call's.
+ * problem with one claim is that claim's error, never the call's. A device of this node's pool is
+ * accepted, and one of its Configuration's shared pool ({@link DraNames#sharedPool}, whichever node
+ * published it) when this node sees it (is among its Instance's {@code nodes}).
  */
 public final class ClaimPreparer {
 
@@ -138,7 +140,7 @@ public final class ClaimPreparer {
     }
     Set<String> pools = new HashSet<>();
     for (LocalDevice d : resources.locals()) {
-      pools.add(DraNames.pool(node, d.configuration().name()));
+      pools.add(poolOf(d));
     }
     Map<String, List<String>> byInstance = new LinkedHashMap<>();
     List<PreparedDevice> devices = new ArrayList<>();
@@ -149,10 +151,18 @@ public final class ClaimPreparer {
       }
       Optional<Slot> slot = lookup(r.getPool(), r.getDevice());
       if (slot.isEmpty()) {
-        return Result.failed(where + " is not published by node " + node + " (gone?)");
+        return Result.failed(
+            where
+                + (isSharedPool(r.getPool())
+                    ? " is not seen by node " + node + " (gone?)"
+                    : " is not published by node " + node + " (gone?)"));
       }
       if (!slot.get().device().online()) {
         return Result.failed(where + " is offline on node " + node);
+      }
+      if (r.getPool().equals(DraNames.sharedPool(slot.get().device().configuration().name()))
+          && !seenHere(slot.get().device().instanceName())) {
+        return Result.failed(where + " is not seen by node " + node + " (not in its nodes)");
       }
       byInstance
           .computeIfAbsent(slot.get().device().instanceName(), k -> new ArrayList<>())
@@ -250,13 +260,13 @@ public final class ClaimPreparer {
     if (dash > 0) {
       Optional<LocalDevice> local = resources.local(device.substring(0, dash));
       if (local.isPresent()
-          && DraNames.pool(node, local.get().configuration().name()).equals(pool)
+          && poolOf(local.get()).equals(pool)
           && slotExists(local.get(), device)) {
         return Optional.of(new Slot(local.get(), device));
       }
     }
     for (LocalDevice d : resources.locals()) {
-      if (!DraNames.pool(node, d.configuration().name()).equals(pool)) {
+      if (!poolOf(d).equals(pool)) {
         continue;
       }
       int capacity = capacityOf(d);
@@ -268,6 +278,37 @@ public final class ClaimPreparer {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * The pool a local device is published in: its Configuration's shared pool for a shared Instance,
+   * else this node's.
+   */
+  private String poolOf(LocalDevice d) {
+    boolean shared;
+    try {
+      shared = store.get(d.instanceName()).map(Instance::shared).orElse(d.device().shared());
+    } catch (StoreException e) {
+      shared = d.device().shared();
+    }
+    return shared
+        ? DraNames.sharedPool(d.configuration().name())
+        : DraNames.pool(node, d.configuration().name());
+  }
+
+  /** Whether a pool is the shared pool of a Configuration this node has devices of. */
+  private boolean isSharedPool(String pool) {
+    return resources.locals().stream()
+        .anyMatch(d -> DraNames.sharedPool(d.configuration().name()).equals(pool));
+  }
+
+  /** Whether the stored Instance lists this node among the nodes that see it. */
+  private boolean seenHere(String instance) {
+    try {
+      return store.get(instance).map(i -> i.nodes().contains(node)).orElse(false);
+    } catch (StoreException e) {
+      return false;
+    }
   }
 
   private boolean slotExists(LocalDevice d, String slotId) {

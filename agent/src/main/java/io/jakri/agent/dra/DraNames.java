@@ -9,10 +9,12 @@ import java.util.regex.Pattern;
 
 /**
  * The names jakri gives its Dynamic Resource Allocation objects. Driver {@code akri.sh}; one pool
- * per node and Configuration, {@code <node>-<configuration>}; one device per Instance slot, named
- * by the slot id {@code <instance>-<n>} when that is a DNS label (else a DNS label derived from it
- * with a hash); slices {@code <pool>-akri.sh-<index>}; a DeviceClass {@code
- * <configuration>.akri.sh} per Configuration.
+ * per node and Configuration, {@code <node>-<configuration>}, for the devices only that node sees,
+ * and one pool per Configuration, {@code <configuration>-shared}, for its shared devices (each
+ * published once, with the nodes that see it); one device per Instance slot, named by the slot id
+ * {@code <instance>-<n>} when that is a DNS label (else a DNS label derived from it with a hash);
+ * slices {@code <pool>-akri.sh-<index>}; a DeviceClass {@code <configuration>.akri.sh} per
+ * Configuration.
  */
 public final class DraNames {
 
@@ -33,6 +35,11 @@ public final class DraNames {
   /** The pool of one Configuration's devices on one node. */
   public static String pool(String node, String configuration) {
     return subdomain(node + "-" + configuration);
+  }
+
+  /** The pool of one Configuration's shared devices, whichever nodes see them. */
+  public static String sharedPool(String configuration) {
+    return subdomain(configuration + "-shared");
   }
 
   /** The ResourceSlice holding part {@code index} of a pool. */

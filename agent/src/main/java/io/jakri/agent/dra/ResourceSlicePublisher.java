@@ -1,5 +1,7 @@
 package io.jakri.agent.dra;
 
+import io.fabric8.kubernetes.api.model.NodeSelector;
+import io.fabric8.kubernetes.api.model.NodeSelectorBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
@@ -40,12 +42,22 @@ import org.slf4j.LoggerFactory;
  * akri.sh}: one pool per Configuration ({@link DraNames#pool}), one device per slot that is free or
  * held for a ResourceClaim on this node (a slot held through a device-plugin resource or by another
  * node is left out, so the scheduler cannot allocate it twice), of devices online here; at most
- * {@value #MAX_DEVICES_PER_SLICE} devices per slice. Any change to a pool's devices rewrites its
- * slices with the next generation (DRA's rule: every slice of a pool carries the pool's current
- * generation); an unchanged pool is not written. An emptied pool's slices are deleted, and so are
- * all of this node's slices when the publisher closes. Creates a DeviceClass {@link
- * DraNames#deviceClass} per Configuration when it is missing (never deletes one: other nodes may
- * use it).
+ * {@value #MAX_DEVICES_PER_SLICE} devices per slice.
+ *
+ * <p>Shared Instances are not in that pool: each is published once, in its Configuration's pool
+ * {@link DraNames#sharedPool}, with {@code perDeviceNodeSelection} and a node selector per device
+ * listing the Instance's {@code nodes}; one device per slot that is free or held for a
+ * ResourceClaim on any node. That pool has one writer, its owner: the first node, in name order, of
+ * the {@code nodes} of the Configuration's shared Instances, which every agent computes the same
+ * from the Instances. A node that becomes the owner reads the pool's slices and writes them with
+ * the next generation; one that stops being the owner stops writing. An owner that closes leaves
+ * the pool to its successor (deletes it when no other node sees any of the devices).
+ *
+ * <p>Any change to a pool's devices rewrites its slices with the next generation (DRA's rule: every
+ * slice of a pool carries the pool's current generation); an unchanged pool is not written. An
+ * emptied pool's slices are deleted, and so are all of this node's slices when the publisher
+ * closes. Creates a DeviceClass {@link DraNames#deviceClass} per Configuration when it is missing
+ * (never deletes one: other nodes may use it).
  *
  * <p>Discovery and store events only mark a Configuration dirty; one thread recomputes dirty pools
  * after {@code debounce}, so a burst of changes costs one write per slice. A failed write is
@@ -91,14 +103,19 @@ public final class ResourceSlicePublisher
   private final AtomicLong writes = new AtomicLong();
 
   /** What this publisher last wrote for one pool. */
-  private record Pool(String configuration, long generation, List<Entry> devices, int slices) {}
+  private record Pool(
+      String configuration, long generation, List<Entry> devices, int slices, boolean shared) {}
 
-  /** One published device: its DRA name, its slot and its attributes. */
+  /**
+   * One published device: its DRA name, its slot, its attributes and (shared pool only) the nodes
+   * of its node selector.
+   */
   record Entry(
       String name,
       String instance,
       String slot,
-      Map<String, io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute> attributes) {}
+      Map<String, io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute> attributes,
+      List<String> nodes) {}
 
   public ResourceSlicePublisher(
       KubernetesClient client,
@@ -120,15 +137,21 @@ public final class ResourceSlicePublisher
     executor.execute(
         () -> {
           try {
-            for (ResourceSlice s : ours()) {
+            for (ResourceSlice s : all()) {
               String pool = s.getSpec().getPool().getName();
               String cfg = s.getMetadata().getLabels().getOrDefault(CONFIGURATION_LABEL, "");
+              if (!node.equals(s.getSpec().getNodeName())) {
+                if (pool.equals(DraNames.sharedPool(cfg))) {
+                  dirty.add(cfg); // its owner (this node, maybe) takes it over
+                }
+                continue;
+              }
               Pool known = published.get(pool);
               long generation =
                   Objects.requireNonNullElse(s.getSpec().getPool().getGeneration(), 0L);
               if (known == null || known.generation() < generation) {
                 // Content unknown: the next pass rewrites or deletes it.
-                published.put(pool, new Pool(cfg, generation, null, Integer.MAX_VALUE));
+                published.put(pool, new Pool(cfg, generation, null, Integer.MAX_VALUE, false));
               }
               dirty.add(cfg);
             }
@@ -220,7 +243,9 @@ public final class ResourceSlicePublisher
     }
     // Pools of Configurations nothing here reports any more (also those a previous run left).
     for (Map.Entry<String, Pool> e : new ArrayList<>(published.entrySet())) {
-      if (!byConfiguration.containsKey(e.getValue().configuration())
+      // (A shared pool follows its Instances' events instead.)
+      if (!e.getValue().shared()
+          && !byConfiguration.containsKey(e.getValue().configuration())
           && !work.contains(e.getValue().configuration())) {
         dirty.add(e.getValue().configuration());
       }
@@ -242,6 +267,12 @@ public final class ResourceSlicePublisher
   }
 
   private void sync(String configuration, List<LocalDevice> devices) throws StoreException {
+    syncNodePool(configuration, devices);
+    syncSharedPool(configuration, devices);
+  }
+
+  /** The pool of the devices only this node sees. */
+  private void syncNodePool(String configuration, List<LocalDevice> devices) throws StoreException {
     String pool = DraNames.pool(node, configuration);
     List<Entry> desired = new ArrayList<>();
     List<String> problems = new ArrayList<>();
@@ -256,6 +287,9 @@ public final class ResourceSlicePublisher
         continue; // published once its Instance is stored
       }
       Instance instance = stored.get();
+      if (instance.shared()) {
+        continue; // in the Configuration's shared pool
+      }
       for (Map.Entry<String, SlotUsage> slot : instance.deviceUsage().entrySet()) {
         SlotUsage usage = slot.getValue();
         if (!(usage instanceof SlotUsage.Free
@@ -276,15 +310,135 @@ public final class ResourceSlicePublisher
                 DraNames.device(slot.getKey()),
                 instance.name(),
                 slot.getKey(),
-                attributes.attributes()));
+                attributes.attributes(),
+                List.of()));
       }
     }
+    warn(configuration, problems);
+    write(configuration, pool, false, published.get(pool), desired);
+  }
+
+  private void warn(String configuration, List<String> problems) {
     for (String p : new java.util.LinkedHashSet<>(problems)) {
       if (warned.add(configuration + "\n" + p)) {
         LOG.warn("Configuration {}: ResourceSlice attribute: {}", configuration, p);
       }
     }
+  }
+
+  /**
+   * The pool of the Configuration's shared devices, written by its owner only ({@link #ownerOf}).
+   */
+  private void syncSharedPool(String configuration, List<LocalDevice> devices)
+      throws StoreException {
+    String pool = DraNames.sharedPool(configuration);
+    List<Instance> shared = sharedInstances(configuration);
     Pool before = published.get(pool);
+    if (shared.isEmpty()) {
+      if (before != null) {
+        deleteFrom(pool, 0, before.slices());
+        published.remove(pool);
+        LOG.info("pool {}: no shared devices left, ResourceSlices deleted", pool);
+      }
+      return;
+    }
+    String owner = ownerOf(shared);
+    if (!node.equals(owner)) {
+      if (before != null) {
+        published.remove(pool);
+        LOG.info("pool {}: node {} publishes it from now on, node {} stops", pool, owner, node);
+      }
+      return;
+    }
+    Map<String, LocalDevice> mine = new HashMap<>();
+    devices.forEach(d -> mine.put(d.instanceName(), d));
+    if (mine.isEmpty()) {
+      // No device of it here any more (the handler is unknown): until this node leaves the
+      // Instances' nodes, the pool stays as last written.
+      return;
+    }
+    LocalDevice any = mine.values().iterator().next();
+    String handler = any.configuration().handlerName();
+    List<Entry> desired = new ArrayList<>();
+    List<String> problems = new ArrayList<>();
+    for (Instance instance : shared) {
+      LocalDevice local = mine.get(instance.name());
+      List<String> nodes = new ArrayList<>(instance.nodes());
+      if (local != null && !local.online()) {
+        nodes.remove(node);
+      }
+      if (nodes.isEmpty()) {
+        continue;
+      }
+      // The device's properties as discovered here, else as its Instance carries them (without
+      // what the Configuration's brokerProperties added).
+      Map<String, String> properties;
+      if (local != null) {
+        properties = local.device().properties();
+      } else {
+        properties = new TreeMap<>(instance.brokerProperties());
+        properties.keySet().removeAll(any.configuration().brokerProperties().keySet());
+      }
+      for (Map.Entry<String, SlotUsage> slot : instance.deviceUsage().entrySet()) {
+        SlotUsage usage = slot.getValue();
+        if (!(usage instanceof SlotUsage.Free || usage instanceof SlotUsage.ClaimUse)) {
+          continue;
+        }
+        DeviceAttributes attributes =
+            DeviceAttributes.of(
+                configuration,
+                instance.name(),
+                handler,
+                InstanceNames.slotIndex(slot.getKey()),
+                true,
+                properties);
+        problems.addAll(attributes.problems());
+        desired.add(
+            new Entry(
+                DraNames.device(slot.getKey()),
+                instance.name(),
+                slot.getKey(),
+                attributes.attributes(),
+                List.copyOf(nodes)));
+      }
+    }
+    warn(configuration, problems);
+    if (before == null) {
+      // Taking the pool over (or a previous run's): its next generation follows what is there.
+      long generation = -1;
+      for (ResourceSlice s : poolSlices(pool)) {
+        generation =
+            Math.max(
+                generation, Objects.requireNonNullElse(s.getSpec().getPool().getGeneration(), 0L));
+      }
+      if (generation >= 0) {
+        before = new Pool(configuration, generation, null, Integer.MAX_VALUE, true);
+        LOG.info("pool {}: node {} takes it over from generation {}", pool, node, generation);
+      }
+    }
+    write(configuration, pool, true, before, desired);
+  }
+
+  /** The Configuration's shared Instances that some node sees, by name. */
+  private List<Instance> sharedInstances(String configuration) throws StoreException {
+    return store.list().stream()
+        .filter(
+            i -> i.shared() && configuration.equals(i.configurationName()) && !i.nodes().isEmpty())
+        .sorted(java.util.Comparator.comparing(Instance::name))
+        .toList();
+  }
+
+  /**
+   * The node that writes a Configuration's shared pool: the first, in name order, of the nodes of
+   * its shared Instances.
+   */
+  static String ownerOf(List<Instance> shared) {
+    return shared.stream().map(i -> i.nodes().first()).min(String::compareTo).orElse("");
+  }
+
+  /** Writes a pool's slices when its devices changed (deletes them when it has none). */
+  private void write(
+      String configuration, String pool, boolean shared, Pool before, List<Entry> desired) {
     if (before != null && desired.equals(before.devices())) {
       return;
     }
@@ -303,14 +457,14 @@ public final class ResourceSlicePublisher
       List<Entry> part =
           desired.subList(
               i * MAX_DEVICES_PER_SLICE, Math.min(desired.size(), (i + 1) * MAX_DEVICES_PER_SLICE));
-      ResourceSlice slice = slice(configuration, pool, i, generation, count, part);
+      ResourceSlice slice = slice(configuration, pool, shared, i, generation, count, part);
       client.resources(ResourceSlice.class).resource(slice).createOr(NonDeletingOperation::update);
       writes.incrementAndGet();
     }
     if (before != null) {
       deleteFrom(pool, count, before.slices());
     }
-    published.put(pool, new Pool(configuration, generation, List.copyOf(desired), count));
+    published.put(pool, new Pool(configuration, generation, List.copyOf(desired), count, shared));
     LOG.debug(
         "pool {}: {} devices in {} ResourceSlices, generation {}",
         pool,
@@ -320,7 +474,13 @@ public final class ResourceSlicePublisher
   }
 
   private ResourceSlice slice(
-      String configuration, String pool, int index, long generation, int count, List<Entry> part) {
+      String configuration,
+      String pool,
+      boolean shared,
+      int index,
+      long generation,
+      int count,
+      List<Entry> part) {
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(MANAGED_BY, MANAGER);
     if (configuration.length() <= 63) {
@@ -334,7 +494,8 @@ public final class ResourceSlicePublisher
                 .build())
         .withNewSpec()
         .withDriver(DraNames.DRIVER)
-        .withNodeName(node)
+        .withNodeName(shared ? null : node)
+        .withPerDeviceNodeSelection(shared ? Boolean.TRUE : null)
         .withNewPool()
         .withName(pool)
         .withGeneration(generation)
@@ -347,18 +508,31 @@ public final class ResourceSlicePublisher
                         new DeviceBuilder()
                             .withName(e.name())
                             .withAttributes(e.attributes())
+                            .withNodeSelector(shared ? nodeSelector(e.nodes()) : null)
                             .build())
                 .toList())
         .endSpec()
         .build();
   }
 
+  /** A node selector of one term: the node named one of {@code nodes}. */
+  static NodeSelector nodeSelector(List<String> nodes) {
+    return new NodeSelectorBuilder()
+        .addNewNodeSelectorTerm()
+        .addNewMatchField()
+        .withKey("metadata.name")
+        .withOperator("In")
+        .withValues(nodes)
+        .endMatchField()
+        .endNodeSelectorTerm()
+        .build();
+  }
+
   /** Deletes slices {@code from .. to-1} of a pool (unknown count: those listed). */
   private void deleteFrom(String pool, int from, int to) {
     if (to == Integer.MAX_VALUE) {
-      for (ResourceSlice s : ours()) {
-        if (pool.equals(s.getSpec().getPool().getName())
-            && indexOf(s.getMetadata().getName(), pool) >= from) {
+      for (ResourceSlice s : poolSlices(pool)) {
+        if (indexOf(s.getMetadata().getName(), pool) >= from) {
           client.resource(s).delete();
           writes.incrementAndGet();
         }
@@ -380,19 +554,28 @@ public final class ResourceSlicePublisher
     }
   }
 
-  /** This node's slices that jakri wrote. */
+  /** This node's slices that jakri wrote (not the shared pools'). */
   private List<ResourceSlice> ours() {
+    return all().stream().filter(s -> node.equals(s.getSpec().getNodeName())).toList();
+  }
+
+  /** A pool's slices, whichever node wrote them. */
+  private List<ResourceSlice> poolSlices(String pool) {
+    return all().stream()
+        .filter(s -> s.getSpec().getPool() != null)
+        .filter(s -> pool.equals(s.getSpec().getPool().getName()))
+        .toList();
+  }
+
+  /** Every slice of driver akri.sh that jakri wrote. */
+  private List<ResourceSlice> all() {
     return client
         .resources(ResourceSlice.class)
         .withLabel(MANAGED_BY, MANAGER)
         .list()
         .getItems()
         .stream()
-        .filter(
-            s ->
-                s.getSpec() != null
-                    && DraNames.DRIVER.equals(s.getSpec().getDriver())
-                    && node.equals(s.getSpec().getNodeName()))
+        .filter(s -> s.getSpec() != null && DraNames.DRIVER.equals(s.getSpec().getDriver()))
         .toList();
   }
 
@@ -446,8 +629,15 @@ public final class ResourceSlicePublisher
     return DraNames.pool(node, configuration);
   }
 
+  /** The pool that holds a Configuration's shared devices (whichever node writes it). */
+  public String sharedPoolOf(String configuration) {
+    return DraNames.sharedPool(configuration);
+  }
+
   /**
-   * Stops writing and deletes every ResourceSlice of this node that jakri wrote (run on the
+   * Stops writing and deletes every ResourceSlice of this node that jakri wrote, and the shared
+   * pools it wrote that no other node sees a device of; a shared pool another node sees is left to
+   * that node, which takes it over once this node leaves the Instances' {@code nodes} (run on the
    * caller's thread, after the executor stopped).
    */
   @Override
@@ -459,6 +649,28 @@ public final class ResourceSlicePublisher
         client.resource(s).delete();
         writes.incrementAndGet();
         n++;
+      }
+      for (Map.Entry<String, Pool> e : published.entrySet()) {
+        if (!e.getValue().shared()) {
+          continue;
+        }
+        Set<String> others = new java.util.TreeSet<>();
+        try {
+          sharedInstances(e.getValue().configuration()).forEach(i -> others.addAll(i.nodes()));
+        } catch (StoreException ex) {
+          LOG.warn("pool {}: Instances not readable, left as is: {}", e.getKey(), ex.getMessage());
+          continue;
+        }
+        others.remove(node);
+        if (others.isEmpty()) {
+          for (ResourceSlice s : poolSlices(e.getKey())) {
+            client.resource(s).delete();
+            writes.incrementAndGet();
+            n++;
+          }
+        } else {
+          LOG.info("pool {}: left to the other nodes that see its devices {}", e.getKey(), others);
+        }
       }
       if (n > 0) {
         LOG.info("node {}: {} ResourceSlices deleted (DRA no longer served)", node, n);

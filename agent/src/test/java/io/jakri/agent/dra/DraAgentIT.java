@@ -158,10 +158,33 @@ class DraAgentIT {
         .toList();
   }
 
-  /** Awaits the pool of {@code configuration} holding exactly {@code n} devices. */
+  /** The slices of a Configuration's shared pool (the static handler's devices are shared). */
+  static List<ResourceSlice> sharedSlices(String configuration) {
+    String pool = DraNames.sharedPool(configuration);
+    return client.resources(ResourceSlice.class).list().getItems().stream()
+        .filter(s -> pool.equals(s.getSpec().getPool().getName()))
+        .toList();
+  }
+
+  static List<Device> sharedDevices(String configuration) {
+    return sharedSlices(configuration).stream()
+        .flatMap(s -> s.getSpec().getDevices().stream())
+        .toList();
+  }
+
+  /** The nodes a shared device's node selector names (its one term's metadata.name values). */
+  static List<String> selectorNodes(Device d) {
+    assertThat(d.getNodeSelector().getNodeSelectorTerms()).hasSize(1);
+    var field = d.getNodeSelector().getNodeSelectorTerms().get(0).getMatchFields().get(0);
+    assertThat(field.getKey()).isEqualTo("metadata.name");
+    assertThat(field.getOperator()).isEqualTo("In");
+    return field.getValues();
+  }
+
+  /** Awaits the shared pool of {@code configuration} holding exactly {@code n} devices. */
   static List<Device> awaitDevices(String configuration, int n) {
-    await().atMost(Duration.ofSeconds(20)).until(() -> devices(NODE, configuration).size() == n);
-    return devices(NODE, configuration);
+    await().atMost(Duration.ofSeconds(20)).until(() -> sharedDevices(configuration).size() == n);
+    return sharedDevices(configuration);
   }
 
   static String string(Device d, String attribute) {
@@ -265,17 +288,22 @@ class DraAgentIT {
   void slicesPublishEverySlotWithItsAttributesAndFollowDiscovery() {
     apply("floors", 2, "1", "2");
     List<Device> devices = awaitDevices("floors", 4);
-    List<ResourceSlice> slices = slices(NODE, "floors");
+    List<ResourceSlice> slices = sharedSlices("floors");
     assertThat(slices).hasSize(1);
     ResourceSlice slice = slices.get(0);
     assertThat(slice.getApiVersion()).isEqualTo("resource.k8s.io/v1");
     assertThat(slice.getSpec().getDriver()).isEqualTo("akri.sh");
-    assertThat(slice.getSpec().getNodeName()).isEqualTo(NODE);
-    assertThat(slice.getSpec().getPool().getName()).isEqualTo(NODE + "-floors");
+    // The static handler's devices are shared: the Configuration's shared pool, a node selector
+    // per device.
+    assertThat(slice.getSpec().getNodeName()).isNull();
+    assertThat(slice.getSpec().getPerDeviceNodeSelection()).isTrue();
+    assertThat(slice.getSpec().getPool().getName()).isEqualTo("floors-shared");
+    assertThat(slices(NODE, "floors")).isEmpty();
     assertThat(slice.getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
     long generation = slice.getSpec().getPool().getGeneration();
     for (Device d : devices) {
       assertThat(DraNames.isDnsLabel(d.getName())).isTrue();
+      assertThat(selectorNodes(d)).containsExactly(NODE);
       assertThat(d.getName()).startsWith(string(d, "akri.sh/instance") + "-");
       assertThat(string(d, "akri.sh/configuration")).isEqualTo("floors");
       assertThat(string(d, "akri.sh/handler")).isEqualTo("static");
@@ -297,15 +325,15 @@ class DraAgentIT {
         .atMost(Duration.ofSeconds(20))
         .until(
             () ->
-                devices(NODE, "floors").stream()
+                sharedDevices("floors").stream()
                         .allMatch(d -> string(d, "property.akri.sh/FLOOR").equals("1"))
-                    && devices(NODE, "floors").size() == 2);
-    assertThat(slices(NODE, "floors").get(0).getSpec().getPool().getGeneration())
+                    && sharedDevices("floors").size() == 2);
+    assertThat(sharedSlices("floors").get(0).getSpec().getPool().getGeneration())
         .isGreaterThan(generation);
 
     // The Configuration goes: so does the pool.
     client.resources(Configuration.class).inNamespace(NS).withName("floors").delete();
-    await().atMost(Duration.ofSeconds(20)).until(() -> slices(NODE, "floors").isEmpty());
+    await().atMost(Duration.ofSeconds(20)).until(() -> sharedSlices("floors").isEmpty());
   }
 
   @Test
@@ -318,7 +346,7 @@ class DraAgentIT {
     String instance = string(chosen, "akri.sh/instance");
     String resource = "akri.sh/" + instance;
     await().atMost(Duration.ofSeconds(20)).until(() -> allocatable(resource) == 2L);
-    ResourceClaim claim = allocatedClaim("cam-claim", NODE + "-cams", slot);
+    ResourceClaim claim = allocatedClaim("cam-claim", "cams-shared", slot);
     String uid = claim.getMetadata().getUid();
 
     JsonNode first = kubelet.prepare("v1", ref(claim));
@@ -327,7 +355,7 @@ class DraAgentIT {
     assertThat(answer.path("error").asText()).isEmpty();
     assertThat(answer.path("devices")).hasSize(1);
     JsonNode device = answer.path("devices").get(0);
-    assertThat(device.path("pool_name").asText()).isEqualTo(NODE + "-cams");
+    assertThat(device.path("pool_name").asText()).isEqualTo("cams-shared");
     assertThat(device.path("device_name").asText()).isEqualTo(slot);
     assertThat(device.path("request_names")).extracting(JsonNode::asText).containsExactly("camera");
     assertThat(device.path("cdi_device_ids"))
@@ -338,7 +366,7 @@ class DraAgentIT {
     // The device-plugin path sees the slot taken.
     await().atMost(Duration.ofSeconds(20)).until(() -> allocatable(resource) == 1L);
     // The claimed slot stays published (its claim holds it).
-    assertThat(devices(NODE, "cams")).extracting(Device::getName).contains(slot);
+    assertThat(sharedDevices("cams")).extracting(Device::getName).contains(slot);
 
     // The kubelet prepares again (after its restart, say), through v1beta1: the same answer.
     JsonNode again = kubelet.prepare("v1beta1", ref(claim));
@@ -368,7 +396,7 @@ class DraAgentIT {
     Device device = awaitDevices("lat", 1).get(0);
     String slot = device.getName();
     String instance = string(device, "akri.sh/instance");
-    ResourceClaim claim = allocatedClaim("lat-claim", NODE + "-lat", slot);
+    ResourceClaim claim = allocatedClaim("lat-claim", "lat-shared", slot);
     List<Double> prepare = new java.util.ArrayList<>();
     List<Double> allocate = new java.util.ArrayList<>();
     ManagedChannel channel = devicePlugin("akri.sh/" + instance);
@@ -418,7 +446,7 @@ class DraAgentIT {
     String slot = devices.get(0).getName();
     String instance = string(devices.get(0), "akri.sh/instance");
     // The scheduler allocated it from the slice just before a pod got it through the device plugin.
-    ResourceClaim late = allocatedClaim("late-claim", NODE + "-busy", slot);
+    ResourceClaim late = allocatedClaim("late-claim", "busy-shared", slot);
     ManagedChannel channel = devicePlugin("akri.sh/" + instance);
     try {
       DevicePluginGrpc.newBlockingStub(channel)
@@ -431,7 +459,7 @@ class DraAgentIT {
     }
 
     assertThat(usage(instance)).containsEntry(slot, NODE);
-    await().atMost(Duration.ofSeconds(20)).until(() -> devices(NODE, "busy").isEmpty());
+    await().atMost(Duration.ofSeconds(20)).until(() -> sharedDevices("busy").isEmpty());
 
     JsonNode answer = kubelet.prepare(null, ref(late));
     String error = answer.path("claims").path(late.getMetadata().getUid()).path("error").asText();
@@ -445,7 +473,7 @@ class DraAgentIT {
     kubelet.awaitRegistered();
     apply("mixed", 1, "1", "2");
     List<Device> devices = awaitDevices("mixed", 2);
-    String pool = NODE + "-mixed";
+    String pool = "mixed-shared";
     ResourceClaim good = allocatedClaim("good", pool, devices.get(0).getName());
     ResourceClaim elsewhere = allocatedClaim("elsewhere", "other-node-mixed", "mixed-abcdef-0");
     ResourceClaim missing = allocatedClaim("missing", pool, "mixed-000000-0");
@@ -480,8 +508,7 @@ class DraAgentIT {
                 + NODE
                 + " (no such pool here)");
     assertThat(claims.path(missing.getMetadata().getUid()).path("error").asText())
-        .isEqualTo(
-            "device " + pool + "/mixed-000000-0 is not published by node " + NODE + " (gone?)");
+        .isEqualTo("device " + pool + "/mixed-000000-0 is not seen by node " + NODE + " (gone?)");
     assertThat(claims.path(unknown[1]).path("error").asText())
         .isEqualTo("ResourceClaim default/no-such-claim not found");
     assertThat(claims.path(wrongUid[1]).path("error").asText())
@@ -492,17 +519,28 @@ class DraAgentIT {
         .containsEntry(devices.get(0).getName(), "");
   }
 
+  /**
+   * A shared device seen by two nodes: published once, in its Configuration's shared pool, with a
+   * node selector naming both, by one agent (the owner: the first node in name order, here the
+   * second agent {@code aa-node}); a claim allocated from that pool is prepared on the other node,
+   * and its slot is Unhealthy for the device plugins of both. When the owner stops and leaves the
+   * Instance (as the controller removes a gone node), the other agent takes the pool over with a
+   * higher generation, and no duplicate remains.
+   */
   @Test
-  void aSharedDeviceIsInEveryNodesPoolAndItsClaimedSlotIsUnhealthyOnEveryNode() throws Exception {
+  void aSharedDeviceIsPublishedOnceWithANodeSelectorAndItsOwnerHandsItOver() throws Exception {
     kubelet.awaitRegistered();
-    DraOptions peerDra =
-        new DraOptions(root.resolve("peer-registry"), root.resolve("peer-plugins"));
-    Agent peer = startAgent("peer-node", peerDra);
+    String owner = "aa-node"; // sorts before NODE
+    DraOptions peerDra = new DraOptions(root.resolve("aa-registry"), root.resolve("aa-plugins"));
+    Agent peer = startAgent(owner, peerDra);
+    boolean peerClosed = false;
     try {
       String details =
           "deviceMapping:\n  - hosts: ["
               + NODE
-              + ", peer-node]\n    devices:\n"
+              + ", "
+              + owner
+              + "]\n    devices:\n"
               + "      - resourceName: example.com/both\n        instanceID: \"1\"\n";
       Configuration c =
           client
@@ -510,10 +548,72 @@ class DraAgentIT {
               .unmarshal(
                   TestAgent.configuration("both", "static", 2, details), Configuration.class);
       client.resources(Configuration.class).inNamespace(NS).resource(c).create();
-      List<Device> mine = awaitDevices("both", 2);
-      await().atMost(Duration.ofSeconds(20)).until(() -> devices("peer-node", "both").size() == 2);
-      String slot = mine.get(0).getName();
-      String resource = "akri.sh/" + string(mine.get(0), "akri.sh/instance");
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  sharedDevices("both").size() == 2
+                      && sharedDevices("both").stream()
+                          .allMatch(d -> selectorNodes(d).equals(List.of(owner, NODE))));
+      List<Device> devices = sharedDevices("both");
+      String instance = string(devices.get(0), "akri.sh/instance");
+      // Exactly one device per slot in the whole cluster: none in either node's own pool.
+      assertThat(
+              client.resources(ResourceSlice.class).list().getItems().stream()
+                  .flatMap(s -> s.getSpec().getDevices().stream())
+                  .filter(d -> instance.equals(string(d, "akri.sh/instance"))))
+          .extracting(Device::getName)
+          .containsExactlyInAnyOrder(instance + "-0", instance + "-1");
+      assertThat(slices(NODE, "both")).isEmpty();
+      assertThat(slices(owner, "both")).isEmpty();
+      assertThat(sharedSlices("both"))
+          .allSatisfy(
+              s -> {
+                assertThat(s.getSpec().getNodeName()).isNull();
+                assertThat(s.getSpec().getPerDeviceNodeSelection()).isTrue();
+              });
+      // Written by the owner only.
+      assertThat(peer.resourceSlices().orElseThrow().writes()).isPositive();
+
+      String slot = instance + "-1";
+      String resource = "akri.sh/" + instance;
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  allocatable(resource) == 2L
+                      && peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L)
+                          == 2L);
+      // The scheduler allocated it from the shared pool; this node (not the owner) prepares it.
+      ResourceClaim claim = allocatedClaim("both-claim", "both-shared", slot);
+      String uid = claim.getMetadata().getUid();
+      JsonNode answer = kubelet.prepare("v1", ref(claim));
+      assertThat(answer.path("claims").path(uid).path("error").asText()).isEmpty();
+      assertThat(answer.path("claims").path(uid).path("devices").get(0).path("pool_name").asText())
+          .isEqualTo("both-shared");
+      assertThat(
+              answer
+                  .path("claims")
+                  .path(uid)
+                  .path("devices")
+                  .get(0)
+                  .path("cdi_device_ids")
+                  .get(0)
+                  .asText())
+          .isEqualTo(CdiNames.qualifiedName("both", slot));
+      assertThat(usage(instance)).containsEntry(slot, "D:" + uid + ":" + NODE);
+      // Unhealthy for the device plugins here and on the owner; still published (its claim
+      // holds it).
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  allocatable(resource) == 1L
+                      && peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L)
+                          == 1L);
+      assertThat(sharedDevices("both")).extracting(Device::getName).contains(slot);
+      JsonNode unprepared = kubelet.unprepare("v1", ref(claim));
+      assertThat(unprepared.path("claims").path(uid).path("error").asText()).isEmpty();
       await()
           .atMost(Duration.ofSeconds(20))
           .until(
@@ -522,31 +622,89 @@ class DraAgentIT {
                       && peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L)
                           == 2L);
 
-      ResourceClaim claim = allocatedClaim("both-claim", NODE + "-both", slot);
-      JsonNode answer = kubelet.prepare("v1", ref(claim));
-      assertThat(answer.path("claims").path(claim.getMetadata().getUid()).path("error").asText())
-          .isEmpty();
-      // Unhealthy for the device plugins here and on the other node; gone from the other's pool.
-      await()
-          .atMost(Duration.ofSeconds(20))
-          .until(
-              () ->
-                  allocatable(resource) == 1L
-                      && peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L)
-                          == 1L
-                      && devices("peer-node", "both").size() == 1);
-      assertThat(devices("peer-node", "both")).extracting(Device::getName).doesNotContain(slot);
-
-      kubelet.unprepare("v1", ref(claim));
-      await()
-          .atMost(Duration.ofSeconds(20))
-          .until(
-              () ->
-                  peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L) == 2L
-                      && devices("peer-node", "both").size() == 2);
-    } finally {
+      // The owner stops: it leaves the pool for the other node that sees the device.
+      long generation = sharedSlices("both").get(0).getSpec().getPool().getGeneration();
       peer.close();
+      peerClosed = true;
+      assertThat(sharedDevices("both")).hasSize(2);
+      // The controller removes the gone node from the Instance; the other agent takes over.
+      client
+          .resources(Instance.class)
+          .inNamespace(NS)
+          .withName(instance)
+          .edit(
+              i -> {
+                i.getSpec().getNodes().remove(owner);
+                return i;
+              });
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  sharedSlices("both").stream()
+                          .allMatch(s -> s.getSpec().getPool().getGeneration() > generation)
+                      && sharedDevices("both").stream()
+                          .allMatch(d -> selectorNodes(d).equals(List.of(NODE))));
+      assertThat(
+              client.resources(ResourceSlice.class).list().getItems().stream()
+                  .flatMap(s -> s.getSpec().getDevices().stream())
+                  .filter(d -> instance.equals(string(d, "akri.sh/instance"))))
+          .extracting(Device::getName)
+          .containsExactlyInAnyOrder(instance + "-0", instance + "-1");
+      assertThat(sharedSlices("both"))
+          .allMatch(s -> s.getSpec().getPool().getGeneration() == generation + 1);
+
+      // The Configuration goes: the last node that saw the device deletes the pool.
+      client.resources(Configuration.class).inNamespace(NS).withName("both").delete();
+      await().atMost(Duration.ofSeconds(20)).until(() -> sharedSlices("both").isEmpty());
+    } finally {
+      if (!peerClosed) {
+        peer.close();
+      }
     }
+  }
+
+  /** An unshared device (the simulated handler's) stays in its node's pool, prepared from it. */
+  @Test
+  void anUnsharedDeviceStaysInItsNodesPoolAndIsPreparedFromIt() throws Exception {
+    kubelet.awaitRegistered();
+    Configuration c =
+        client
+            .getKubernetesSerialization()
+            .unmarshal(
+                TestAgent.configuration("solo", "simulated", 1, "count: 1\nshared: false\n"),
+                Configuration.class);
+    client.resources(Configuration.class).inNamespace(NS).resource(c).create();
+    await().atMost(Duration.ofSeconds(20)).until(() -> devices(NODE, "solo").size() == 1);
+    ResourceSlice slice = slices(NODE, "solo").get(0);
+    assertThat(slice.getSpec().getNodeName()).isEqualTo(NODE);
+    assertThat(slice.getSpec().getPerDeviceNodeSelection()).isNull();
+    Device device = slice.getSpec().getDevices().get(0);
+    assertThat(device.getNodeSelector()).isNull();
+    assertThat(device.getAttributes().get("akri.sh/shared").getBool()).isFalse();
+    assertThat(sharedSlices("solo")).isEmpty();
+    String slot = device.getName();
+    String instance = string(device, "akri.sh/instance");
+    ResourceClaim claim = allocatedClaim("solo-claim", NODE + "-solo", slot);
+    ResourceClaim missing = allocatedClaim("solo-missing", NODE + "-solo", "solo-000000-0");
+    ResourceClaim shared = allocatedClaim("solo-shared", "solo-shared", slot);
+    JsonNode answer = kubelet.prepare("v1", ref(claim), ref(missing), ref(shared));
+    JsonNode good = answer.path("claims").path(claim.getMetadata().getUid());
+    assertThat(good.path("error").asText()).isEmpty();
+    assertThat(good.path("devices").get(0).path("pool_name").asText()).isEqualTo(NODE + "-solo");
+    assertThat(usage(instance))
+        .containsEntry(slot, "D:" + claim.getMetadata().getUid() + ":" + NODE);
+    assertThat(answer.path("claims").path(missing.getMetadata().getUid()).path("error").asText())
+        .isEqualTo(
+            "device " + NODE + "-solo/solo-000000-0 is not published by node " + NODE + " (gone?)");
+    // An unshared device is not in the Configuration's shared pool.
+    assertThat(answer.path("claims").path(shared.getMetadata().getUid()).path("error").asText())
+        .isEqualTo(
+            "device solo-shared/" + slot + " is not on node " + NODE + " (no such pool here)");
+    kubelet.unprepare("v1", ref(claim));
+    assertThat(usage(instance)).containsEntry(slot, "");
+    client.resources(Configuration.class).inNamespace(NS).withName("solo").delete();
+    await().atMost(Duration.ofSeconds(20)).until(() -> slices(NODE, "solo").isEmpty());
   }
 
   /**
@@ -606,15 +764,14 @@ class DraAgentIT {
                   TestAgent.configuration("lonely", "static", 3, details.toString()),
                   Configuration.class);
       client.resources(Configuration.class).inNamespace(NS).resource(c).create();
-      await()
-          .atMost(Duration.ofSeconds(20))
-          .until(() -> devices("other-node", "lonely").size() == 3);
+      await().atMost(Duration.ofSeconds(20)).until(() -> sharedDevices("lonely").size() == 3);
       assertThat(other.registrationSocket()).exists();
       assertThat(other.draSocket()).exists();
     } finally {
       second.close();
     }
-    assertThat(slices("other-node", "lonely")).isEmpty();
+    // The only node that saw the shared device deleted its shared pool too.
+    assertThat(sharedSlices("lonely")).isEmpty();
     assertThat(
             client.resources(ResourceSlice.class).list().getItems().stream()
                 .filter(s -> "other-node".equals(s.getSpec().getNodeName())))

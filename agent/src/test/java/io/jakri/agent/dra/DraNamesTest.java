@@ -34,4 +34,13 @@ class DraNamesTest {
     assertThat(longPool).hasSizeLessThanOrEqualTo(253);
     assertThat(DraNames.slice(longPool, 77)).hasSizeLessThanOrEqualTo(253).endsWith("-akri.sh-77");
   }
+
+  @Test
+  void aConfigurationsSharedPoolIsNamedAfterItAloneAndFits() {
+    assertThat(DraNames.sharedPool("cams")).isEqualTo("cams-shared");
+    assertThat(DraNames.slice(DraNames.sharedPool("cams"), 0)).isEqualTo("cams-shared-akri.sh-0");
+    String longShared = DraNames.sharedPool("c".repeat(250));
+    assertThat(longShared).hasSizeLessThanOrEqualTo(253);
+    assertThat(longShared).isNotEqualTo(DraNames.sharedPool("c".repeat(251)));
+  }
 }

@@ -300,4 +300,221 @@ class ResourceSlicePublisherIT {
                     && slices("gone").isEmpty());
     assertThat(deviceCount("left")).isEqualTo(5);
   }
+
+  /**
+   * Two publishers (two nodes) over one Instance store, both seeing one shared device: it is
+   * published once, by the owner (the first node by name), with a node selector naming both; the
+   * other writes nothing. The owner closes and leaves the Instance: the other takes the pool over
+   * with the next generation, without a duplicate; when the device goes, the pool goes.
+   */
+  @Test
+  void aSharedDeviceIsPublishedOnceByItsOwnerAndTakenOverWithTheNextGeneration() throws Exception {
+    ConfigurationSpec cfg = spec("cams", 2);
+    String a = "a-node";
+    String b = "b-node";
+    String name = InstanceNames.instanceName("cams", "cam-1", true, a);
+    DiscoveredDevice device = DiscoveredDevice.of("cam-1", Map.of("FLOOR", "3"), true);
+    List<LocalDevice> localsA = new CopyOnWriteArrayList<>();
+    List<LocalDevice> localsB = new CopyOnWriteArrayList<>();
+    localsA.add(new LocalDevice(name, cfg, device, true));
+    localsB.add(new LocalDevice(name, cfg, device, true));
+    // An unshared device of b stays in b's own pool.
+    String own = InstanceNames.instanceName("cams", "cam-2", false, b);
+    localsB.add(new LocalDevice(own, cfg, DiscoveredDevice.of("cam-2", Map.of(), false), true));
+    store.create(Instance.create(own, "cams", 2, false, b, Map.of()));
+    store.create(
+        Instance.create(name, "cams", 2, true, a, Map.of("FLOOR", "3"))
+            .withNodes(new java.util.TreeSet<>(List.of(a, b))));
+    ScheduledExecutorService executorA = Executors.newSingleThreadScheduledExecutor();
+    ScheduledExecutorService executorB = Executors.newSingleThreadScheduledExecutor();
+    try {
+      ResourceSlicePublisher pa =
+          new ResourceSlicePublisher(
+              client, a, store, () -> localsA, executorA, Duration.ofMillis(50));
+      ResourceSlicePublisher pb =
+          new ResourceSlicePublisher(
+              client, b, store, () -> localsB, executorB, Duration.ofMillis(50));
+      store.addListener(pa);
+      store.addListener(pb);
+      pa.start();
+      pb.start();
+      String pool = DraNames.sharedPool("cams");
+      assertThat(pool).isEqualTo("cams-shared");
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  poolDevices(pool).size() == 2
+                      && poolDevices(DraNames.pool(b, "cams")).size() == 2);
+      assertThat(allDevicesOf(name))
+          .extracting(Device::getName)
+          .containsExactly(name + "-0", name + "-1");
+      for (ResourceSlice s : poolSlices(pool)) {
+        assertThat(s.getSpec().getNodeName()).isNull();
+        assertThat(s.getSpec().getPerDeviceNodeSelection()).isTrue();
+        assertThat(s.getSpec().getNodeSelector()).isNull();
+        assertThat(s.getSpec().getAllNodes()).isNull();
+        for (Device d : s.getSpec().getDevices()) {
+          var term = d.getNodeSelector().getNodeSelectorTerms();
+          assertThat(term).hasSize(1);
+          assertThat(term.get(0).getMatchFields()).hasSize(1);
+          assertThat(term.get(0).getMatchFields().get(0).getKey()).isEqualTo("metadata.name");
+          assertThat(term.get(0).getMatchFields().get(0).getOperator()).isEqualTo("In");
+          assertThat(term.get(0).getMatchFields().get(0).getValues()).containsExactly(a, b);
+          assertThat(d.getAttributes().get("akri.sh/shared").getBool()).isTrue();
+          assertThat(d.getAttributes().get("property.akri.sh/FLOOR").getString()).isEqualTo("3");
+        }
+      }
+      // b's own pool: only its unshared device, with nodeName.
+      assertThat(poolSlices(DraNames.pool(b, "cams")))
+          .allMatch(s -> b.equals(s.getSpec().getNodeName()))
+          .flatExtracting(s -> s.getSpec().getDevices())
+          .extracting(Device::getName)
+          .containsExactlyInAnyOrder(own + "-0", own + "-1");
+      long generation = poolSlices(pool).get(0).getSpec().getPool().getGeneration();
+      long writesOfB = pb.writes();
+
+      // A slot claimed for a ResourceClaim on b stays published (its claim holds it); one taken
+      // through the device plugin on b leaves. Only the owner writes.
+      Instance stored = store.get(name).orElseThrow();
+      store.update(
+          stored.withUsage(
+              Map.of(
+                  name + "-0",
+                  new io.jakri.crd.SlotUsage.ClaimUse("uid-1", b),
+                  name + "-1",
+                  new io.jakri.crd.SlotUsage.NodeUse(b))));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  poolDevices(pool).stream()
+                          .map(Device::getName)
+                          .toList()
+                          .equals(List.of(name + "-0"))
+                      && poolSlices(pool).get(0).getSpec().getPool().getGeneration()
+                          == generation + 1);
+      assertThat(pb.writes()).isEqualTo(writesOfB);
+      stored = store.get(name).orElseThrow();
+      store.update(
+          stored.withUsage(
+              Map.of(
+                  name + "-0",
+                  io.jakri.crd.SlotUsage.Free.INSTANCE,
+                  name + "-1",
+                  io.jakri.crd.SlotUsage.Free.INSTANCE)));
+      await().atMost(Duration.ofSeconds(20)).until(() -> poolDevices(pool).size() == 2);
+      long before = poolSlices(pool).get(0).getSpec().getPool().getGeneration();
+
+      // The owner stops: its pool stays for b (b still sees the device).
+      executorA.shutdownNow();
+      assertThat(executorA.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      pa.close();
+      assertThat(poolDevices(pool)).hasSize(2);
+      // The owner leaves the Instance's nodes: b takes over, next generation, selector just b.
+      stored = store.get(name).orElseThrow();
+      store.update(stored.withNodes(new java.util.TreeSet<>(List.of(b))));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  poolSlices(pool).stream()
+                          .allMatch(s -> s.getSpec().getPool().getGeneration() == before + 1)
+                      && poolDevices(pool).stream()
+                          .allMatch(
+                              d ->
+                                  d.getNodeSelector()
+                                      .getNodeSelectorTerms()
+                                      .get(0)
+                                      .getMatchFields()
+                                      .get(0)
+                                      .getValues()
+                                      .equals(List.of(b))));
+      long handOver = pb.writes() - writesOfB;
+      assertThat(handOver).isEqualTo(1); // its one slice, next generation
+      System.out.printf(
+          "DRA shared device seen by 2 nodes: %d published devices per slot in the cluster (floor:"
+              + " 1; one pool per node would give 2); owner hand-over: %d API writes by the new"
+              + " owner (floor: the pool's 1 slice)%n",
+          allDevicesOf(name).size() / 2, handOver);
+      assertThat(allDevicesOf(name))
+          .extracting(Device::getName)
+          .containsExactly(name + "-0", name + "-1");
+
+      // b closes as the last node that sees it: nothing is left behind.
+      executorB.shutdownNow();
+      assertThat(executorB.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      pb.close();
+      assertThat(poolSlices(pool)).isEmpty();
+      assertThat(poolSlices(DraNames.pool(b, "cams"))).isEmpty();
+    } finally {
+      executorA.shutdownNow();
+      executorB.shutdownNow();
+    }
+  }
+
+  @Test
+  void aSharedPoolAPreviousRunLeftIsRewrittenWithTheNextGeneration() throws Exception {
+    String pool = DraNames.sharedPool("kept");
+    for (int i = 0; i < 2; i++) {
+      client
+          .resources(ResourceSlice.class)
+          .resource(
+              new ResourceSliceBuilder()
+                  .withMetadata(
+                      new ObjectMetaBuilder()
+                          .withName(DraNames.slice(pool, i))
+                          .withLabels(
+                              Map.of(
+                                  ResourceSlicePublisher.MANAGED_BY,
+                                  ResourceSlicePublisher.MANAGER,
+                                  ResourceSlicePublisher.CONFIGURATION_LABEL,
+                                  "kept"))
+                          .build())
+                  .withNewSpec()
+                  .withDriver("akri.sh")
+                  .withPerDeviceNodeSelection(true)
+                  .withNewPool()
+                  .withName(pool)
+                  .withGeneration(7L)
+                  .withResourceSliceCount(2L)
+                  .endPool()
+                  .endSpec()
+                  .build())
+          .create();
+    }
+    ConfigurationSpec cfg = spec("kept", 1);
+    String name = InstanceNames.instanceName("kept", "k-1", true, NODE);
+    locals.add(new LocalDevice(name, cfg, DiscoveredDevice.of("k-1", Map.of(), true), true));
+    store.create(Instance.create(name, "kept", 1, true, NODE, Map.of()));
+    publisher.start();
+    // One slice now: generation 8 (after the 7 it found), the second slice deleted.
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                poolSlices(pool).size() == 1
+                    && poolSlices(pool).get(0).getSpec().getPool().getGeneration() == 8L);
+    assertThat(poolDevices(pool)).extracting(Device::getName).containsExactly(name + "-0");
+    assertThat(poolSlices(pool).get(0).getSpec().getPool().getResourceSliceCount()).isEqualTo(1L);
+    assertThat(poolSlices(DraNames.pool(NODE, "kept"))).isEmpty();
+  }
+
+  List<ResourceSlice> poolSlices(String pool) {
+    return client.resources(ResourceSlice.class).list().getItems().stream()
+        .filter(s -> pool.equals(s.getSpec().getPool().getName()))
+        .toList();
+  }
+
+  List<Device> poolDevices(String pool) {
+    return poolSlices(pool).stream().flatMap(s -> s.getSpec().getDevices().stream()).toList();
+  }
+
+  /** Every published device of an Instance, in all pools of the cluster. */
+  List<Device> allDevicesOf(String instance) {
+    return client.resources(ResourceSlice.class).list().getItems().stream()
+        .flatMap(s -> s.getSpec().getDevices().stream())
+        .filter(d -> instance.equals(d.getAttributes().get("akri.sh/instance").getString()))
+        .toList();
+  }
 }

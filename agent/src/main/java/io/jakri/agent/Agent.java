@@ -54,10 +54,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The composition root of the node agent: builds every part from {@link AgentOptions}, wires them
  * through constructors, starts them in order and stops them in reverse. One Netty event loop group
- * serves every device-plugin server and client; one small scheduler serves timers and polling
- * handlers; no thread per device. The device-plugin manager (it publishes ListAndWatch updates on
- * its timer) and the slot reclaimer (a blocking PodResources call) each have a one-thread timer of
- * their own, so neither waits behind, nor holds up, the shared scheduler's handlers and polling.
+ * serves every device-plugin server and client; one small scheduler serves the agent's timers and
+ * polling; no thread per device. Discovery handlers never run on it: each gets threads and a
+ * scheduler of its own, abandoned when they block (see {@code HandlerThreads}). The device-plugin
+ * manager (it publishes ListAndWatch updates on its timer) and the slot reclaimer (a blocking
+ * PodResources call) each have a one-thread timer of their own, so neither waits behind, nor holds
+ * up, the shared scheduler's timers and polling.
  */
 public final class Agent implements AutoCloseable {
 
@@ -178,7 +180,8 @@ public final class Agent implements AutoCloseable {
                 options.safeguards().classDomains(),
                 new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
             options.safeguards().allowReservedBrokerEnv(),
-            options.safeguards().slotLimits());
+            options.safeguards().slotLimits(),
+            options.safeguards().handlerLimits());
     mode.attach(
         new AgentMode.NodeParts(discovery, resources, plugins, claims, updates, externalHandlers));
     Events events = mode.events();
@@ -208,7 +211,8 @@ public final class Agent implements AutoCloseable {
             () -> handlers.problems().size(),
             reclaimer::reclaimed,
             mode.apiCalls(),
-            System::nanoTime);
+            System::nanoTime,
+            discovery::strandedThreads);
     discovery.addListener(metrics);
     // Operator-facing Events: Kubernetes Events in cluster mode, log lines standalone.
     AgentEvents operatorEvents =

@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
 import java.util.Set;
 import java.util.TreeSet;
@@ -16,12 +17,15 @@ import java.util.TreeSet;
  * @param metricsBindAddress the address {@code --metrics-port} listens on ({@code 0.0.0.0}: every
  *     interface)
  * @param slotLimits the most slots (capacity × devices) per Configuration and in all
+ * @param handlerLimits how long a call into a discovery handler may take before its thread is
+ *     abandoned, and how many abandoned (stranded) threads a handler may have
  */
 public record Safeguards(
     Set<String> classDomains,
     boolean allowReservedBrokerEnv,
     String metricsBindAddress,
-    SlotLimits slotLimits) {
+    SlotLimits slotLimits,
+    HandlerLimits handlerLimits) {
 
   /** The class domains the bundled examples need. */
   public static final Set<String> DEFAULT_CLASS_DOMAINS = Set.of("example.com");
@@ -33,25 +37,50 @@ public record Safeguards(
     classDomains = Set.copyOf(new TreeSet<>(classDomains));
   }
 
+  /** With the default {@link HandlerLimits}. */
+  public Safeguards(
+      Set<String> classDomains,
+      boolean allowReservedBrokerEnv,
+      String metricsBindAddress,
+      SlotLimits slotLimits) {
+    this(
+        classDomains,
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        slotLimits,
+        HandlerLimits.defaults());
+  }
+
   /** The defaults: example classes only, reserved env refused, metrics on every interface. */
   public static Safeguards defaults() {
     return new Safeguards(
-        DEFAULT_CLASS_DOMAINS, false, DEFAULT_METRICS_BIND_ADDRESS, SlotLimits.defaults());
+        DEFAULT_CLASS_DOMAINS,
+        false,
+        DEFAULT_METRICS_BIND_ADDRESS,
+        SlotLimits.defaults(),
+        HandlerLimits.defaults());
   }
 
   public Safeguards withClassDomains(Set<String> domains) {
-    return new Safeguards(domains, allowReservedBrokerEnv, metricsBindAddress, slotLimits);
+    return new Safeguards(
+        domains, allowReservedBrokerEnv, metricsBindAddress, slotLimits, handlerLimits);
   }
 
   public Safeguards withAllowReservedBrokerEnv(boolean allow) {
-    return new Safeguards(classDomains, allow, metricsBindAddress, slotLimits);
+    return new Safeguards(classDomains, allow, metricsBindAddress, slotLimits, handlerLimits);
   }
 
   public Safeguards withMetricsBindAddress(String address) {
-    return new Safeguards(classDomains, allowReservedBrokerEnv, address, slotLimits);
+    return new Safeguards(classDomains, allowReservedBrokerEnv, address, slotLimits, handlerLimits);
   }
 
   public Safeguards withSlotLimits(SlotLimits limits) {
-    return new Safeguards(classDomains, allowReservedBrokerEnv, metricsBindAddress, limits);
+    return new Safeguards(
+        classDomains, allowReservedBrokerEnv, metricsBindAddress, limits, handlerLimits);
+  }
+
+  public Safeguards withHandlerLimits(HandlerLimits limits) {
+    return new Safeguards(
+        classDomains, allowReservedBrokerEnv, metricsBindAddress, slotLimits, limits);
   }
 }

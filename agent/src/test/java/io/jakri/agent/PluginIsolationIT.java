@@ -109,6 +109,8 @@ class PluginIsolationIT {
         .untilAsserted(
             () -> {
               var statuses = agent.discovery().statuses();
+              // Starts are asynchronous: a status appears once a start failed or timed out.
+              assertThat(statuses).containsKeys("thrower", "hanger");
               assertThat(statuses.get("thrower").state()).isEqualTo(State.FAILED);
               assertThat(statuses.get("thrower").message()).contains("boom", "restarting in");
               assertThat(statuses.get("hanger").state()).isEqualTo(State.FAILED);

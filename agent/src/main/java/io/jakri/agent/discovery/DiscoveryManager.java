@@ -18,14 +18,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +44,11 @@ import org.slf4j.LoggerFactory;
  * it. A device missing from a snapshot turns unhealthy at once and leaves after the offline grace
  * period unless it comes back. A handler that throws or reports failure is restarted with
  * exponential backoff; one that never returns from {@code start} is abandoned after a timeout.
- * Public methods may be called from any thread.
+ * Handler code ({@code validate}, {@code start}, {@code close}, the handler's timers) runs only on
+ * the handler's own threads ({@link HandlerThreads}), never on the discovery thread or the agent's
+ * scheduler: the discovery thread hands a start to them and goes on with other work, so a handler
+ * that never returns holds up nothing but its own Configurations. Public methods may be called from
+ * any thread.
  */
 public final class DiscoveryManager implements AutoCloseable {
 
@@ -64,7 +69,6 @@ public final class DiscoveryManager implements AutoCloseable {
    */
   static final int PUBLISH_BATCH = 8;
 
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
   private static final Duration MIN_RESTART = Duration.ofSeconds(1);
   private static final Duration MAX_RESTART = Duration.ofMinutes(1);
 
@@ -76,7 +80,7 @@ public final class DiscoveryManager implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final Duration offlineGrace;
   private final ExecutorService loop;
-  private final ExecutorService handlerCalls;
+  private final HandlerThreads handlerThreads;
   private final Map<String, Run> runs = new HashMap<>();
   private final Map<String, ConfigurationStatus> statuses =
       new java.util.concurrent.ConcurrentHashMap<>();
@@ -163,7 +167,12 @@ public final class DiscoveryManager implements AutoCloseable {
     /** The handler refused the Configuration's discoveryDetails. */
     INVALID_DETAILS,
     /** A running discovery reported failure. */
-    REPORTED_FAILURE
+    REPORTED_FAILURE,
+    /**
+     * Not started: the handler has as many stranded threads (calls that never returned) as {@link
+     * HandlerLimits} allows.
+     */
+    STRANDED_LIMIT
   }
 
   /** What is happening with one Configuration, for status reporting. */
@@ -217,6 +226,38 @@ public final class DiscoveryManager implements AutoCloseable {
       ClassPolicy classPolicy,
       boolean allowReservedBrokerEnv,
       SlotLimits slotLimits) {
+    this(
+        node,
+        handlers,
+        properties,
+        lifecycle,
+        resources,
+        scheduler,
+        offlineGrace,
+        nanoTime,
+        classPolicy,
+        allowReservedBrokerEnv,
+        slotLimits,
+        HandlerLimits.defaults());
+  }
+
+  /**
+   * @param scheduler the agent's scheduler, for the manager's own timers; handlers never get it
+   * @param handlerLimits how long a handler call may take and how many threads a handler may strand
+   */
+  public DiscoveryManager(
+      String node,
+      HandlerRegistry handlers,
+      PropertyResolver properties,
+      InstanceLifecycle lifecycle,
+      NodeResources resources,
+      ScheduledExecutorService scheduler,
+      Duration offlineGrace,
+      LongSupplier nanoTime,
+      ClassPolicy classPolicy,
+      boolean allowReservedBrokerEnv,
+      SlotLimits slotLimits,
+      HandlerLimits handlerLimits) {
     this.slotLimits = slotLimits;
     this.classPolicy = classPolicy;
     this.allowReservedBrokerEnv = allowReservedBrokerEnv;
@@ -229,7 +270,7 @@ public final class DiscoveryManager implements AutoCloseable {
     this.scheduler = scheduler;
     this.offlineGrace = offlineGrace;
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
-    this.handlerCalls = Executors.newCachedThreadPool(named("jakri-handler-call"));
+    this.handlerThreads = new HandlerThreads(scheduler, handlerLimits, this::onThreadFreed);
     handlers.addListener(this::onHandlersChanged);
   }
 
@@ -245,6 +286,14 @@ public final class DiscoveryManager implements AutoCloseable {
   /** The status of every known Configuration. */
   public Map<String, ConfigurationStatus> statuses() {
     return Map.copyOf(statuses);
+  }
+
+  /**
+   * Stranded threads by handler name: calls into the handler and tasks on its scheduler that ran
+   * past the call timeout and have not returned yet (see {@link HandlerLimits}).
+   */
+  public Map<String, Integer> strandedThreads() {
+    return handlerThreads.stranded();
   }
 
   /** Registers a listener told about snapshots, device changes and handler failures. */
@@ -325,20 +374,24 @@ public final class DiscoveryManager implements AutoCloseable {
   public void close() {
     closed = true;
     try {
-      loop.submit(
-              () -> {
-                for (Run run : runs.values()) {
-                  run.cancelTimers();
-                  run.stopDiscoveryAndWait();
-                }
-                runs.clear();
-              })
-          .get(30, TimeUnit.SECONDS);
+      List<CompletableFuture<?>> closing =
+          loop.submit(
+                  () -> {
+                    List<CompletableFuture<?>> all = new ArrayList<>();
+                    for (Run run : runs.values()) {
+                      run.cancelTimers();
+                      all.add(run.stopDiscovery());
+                    }
+                    runs.clear();
+                    return all;
+                  })
+              .get(30, TimeUnit.SECONDS);
+      awaitClosed(closing);
     } catch (Exception e) {
       LOG.warn("discovery did not stop cleanly: {}", e.toString());
     }
     loop.shutdown();
-    handlerCalls.shutdownNow();
+    handlerThreads.close();
   }
 
   // ---- discovery thread ----
@@ -406,7 +459,7 @@ public final class DiscoveryManager implements AutoCloseable {
           run.devices.put(e.getKey(), updated);
           publishDevice(run, updated);
         }
-        if (old.discoveryDiffers(spec) || run.discovery == null) {
+        if (old.discoveryDiffers(spec) || (run.discovery == null && !run.starting)) {
           run.stopDiscovery();
           run.restartAttempts = 0;
           start(run);
@@ -425,27 +478,69 @@ public final class DiscoveryManager implements AutoCloseable {
       return;
     }
     try {
-      loop.submit(this::handlersChanged).get(30, TimeUnit.SECONDS);
+      // The closes run on the handlers' threads; the discovery thread does not wait for them.
+      awaitClosed(loop.submit(this::handlersChanged).get(30, TimeUnit.SECONDS));
+      Set<DiscoveryHandler> installed =
+          java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+      for (String name : handlers.names()) {
+        handlers.find(name).ifPresent(installed::add);
+      }
+      handlerThreads.retainOnly(installed);
     } catch (Exception e) {
       LOG.warn("reacting to handler changes took too long: {}", e.toString());
     }
   }
 
-  private void handlersChanged() {
+  /** Waits (bounded by the handler call timeout: closes that hang are abandoned) for closes. */
+  private static void awaitClosed(List<CompletableFuture<?>> closing) throws InterruptedException {
+    try {
+      CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new))
+          .exceptionally(e -> null)
+          .get(30, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+      LOG.warn("handler closes did not finish: {}", e.toString());
+    }
+  }
+
+  private List<CompletableFuture<?>> handlersChanged() {
+    List<CompletableFuture<?>> closing = new ArrayList<>();
     for (Run run : runs.values()) {
       Optional<DiscoveryHandler> now = handlers.find(run.spec.handlerName());
-      if (run.discovery != null && (now.isEmpty() || now.get() != run.handler)) {
+      if ((run.discovery != null || run.starting) && (now.isEmpty() || now.get() != run.handler)) {
         LOG.info(
             "configuration {}: handler {} was {}; stopping its discovery",
             run.spec.name(),
             run.spec.handlerName(),
             now.isEmpty() ? "removed" : "replaced");
-        run.stopDiscoveryAndWait();
+        closing.add(run.stopDiscovery());
         markMissing(run, Set.of(), nanoTime.getAsLong());
       }
-      if (run.discovery == null && run.state != State.INVALID) {
+      if (run.discovery == null && !run.starting && run.state != State.INVALID) {
         start(run);
       }
+    }
+    return closing;
+  }
+
+  /**
+   * A stranded thread returned: Configurations whose start was refused for too many stranded
+   * threads start again now instead of at their next backoff.
+   */
+  private void onThreadFreed() {
+    if (closed) {
+      return;
+    }
+    try {
+      loop.execute(
+          () -> {
+            for (Run run : runs.values()) {
+              if (run.waitingForThreads && run.discovery == null && !run.starting && !closed) {
+                start(run);
+              }
+            }
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // closing
     }
   }
 
@@ -483,46 +578,109 @@ public final class DiscoveryManager implements AutoCloseable {
       status(run, State.INVALID, e.getMessage());
       return;
     }
+    DiscoveryHandler h = handler.get();
+    String name = spec.handlerName();
     DiscoveryContext context =
-        new DiscoveryContext(spec.name(), node, spec.discoveryDetails(), props, scheduler);
+        new DiscoveryContext(
+            spec.name(), node, spec.discoveryDetails(), props, handlerThreads.scheduler(h, name));
     long runId = ++run.runId;
     DeviceListener listener = new RunListener(run, runId);
-    Future<Discovery> started =
-        handlerCalls.submit(
+    run.handler = h;
+    run.starting = true;
+    run.waitingForThreads = false;
+    // On the handler's own thread; the discovery thread goes on and hears back when it is done.
+    handlerThreads
+        .call(
+            h,
+            name,
+            spec.name(),
+            "start",
             () -> {
-              Validation validation = handler.get().validate(context);
+              Validation validation = h.validate(context);
               for (String warning : validation.warnings()) {
                 LOG.warn("configuration {}: {}", spec.name(), warning);
               }
               if (!validation.valid()) {
                 throw new InvalidDetailsException(String.join("; ", validation.errors()));
               }
-              return handler.get().start(context, listener);
+              return h.start(context, listener);
+            },
+            late -> closeLate(h, name, spec.name(), late))
+        .whenComplete(
+            (discovery, error) -> {
+              try {
+                loop.execute(() -> started(run, runId, h, discovery, error));
+              } catch (java.util.concurrent.RejectedExecutionException e) {
+                if (discovery != null) {
+                  closeLate(h, name, spec.name(), discovery);
+                }
+              }
             });
-    try {
-      run.discovery = started.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-      run.handler = handler.get();
+  }
+
+  /** A start handed to the handler's threads ended. Discovery thread. */
+  private void started(
+      Run run, long runId, DiscoveryHandler handler, Discovery discovery, Throwable error) {
+    ConfigurationSpec spec = run.spec;
+    if (closed || runs.get(spec.name()) != run || run.runId != runId) {
+      // Stopped (or started again) meanwhile: this discovery is not wanted any more.
+      if (discovery != null) {
+        closeLate(handler, spec.handlerName(), spec.name(), discovery);
+      }
+      return;
+    }
+    run.starting = false;
+    if (error == null && discovery == null) {
+      error = new IllegalStateException("start returned no discovery");
+    }
+    if (error == null) {
+      run.discovery = discovery;
       run.restartAttempts = 0;
-      status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
+      // A snapshot reported from within start() may have been processed already: its refusal
+      // stands.
+      if (run.refusal == null) {
+        status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
+      }
       for (Listener l : listeners) {
         l.discoveryStarted(spec.handlerName(), spec.name());
       }
-    } catch (java.util.concurrent.ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof InvalidDetailsException) {
-        handlerFailed(spec.handlerName(), HandlerFailure.INVALID_DETAILS);
-        status(run, State.INVALID, "invalid discoveryDetails: " + cause.getMessage());
-      } else {
-        handlerFailed(spec.handlerName(), HandlerFailure.START_FAILED);
-        fail(run, "handler " + spec.handlerName() + " failed to start: " + cause);
-      }
-    } catch (TimeoutException e) {
-      started.cancel(true);
-      handlerFailed(spec.handlerName(), HandlerFailure.START_TIMEOUT);
-      fail(run, "handler " + spec.handlerName() + " did not start within " + START_TIMEOUT);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      return;
     }
+    Throwable cause =
+        error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+            ? error.getCause()
+            : error;
+    if (cause instanceof InvalidDetailsException) {
+      handlerFailed(spec.handlerName(), HandlerFailure.INVALID_DETAILS);
+      status(run, State.INVALID, "invalid discoveryDetails: " + cause.getMessage());
+    } else if (cause instanceof HandlerThreads.CallFailure failure) {
+      if (failure.refused()) {
+        run.waitingForThreads = true;
+        handlerFailed(spec.handlerName(), HandlerFailure.STRANDED_LIMIT);
+      } else {
+        handlerFailed(spec.handlerName(), HandlerFailure.START_TIMEOUT);
+      }
+      fail(run, failure.getMessage());
+    } else {
+      handlerFailed(spec.handlerName(), HandlerFailure.START_FAILED);
+      fail(run, "handler " + spec.handlerName() + " failed to start: " + cause);
+    }
+  }
+
+  /** Closes a discovery nobody wants any more, on the handler's threads. */
+  private void closeLate(DiscoveryHandler handler, String name, String configuration, Discovery d) {
+    handlerThreads
+        .call(handler, name, configuration, "close", () -> closeQuietly(d, configuration), null)
+        .exceptionally(e -> null);
+  }
+
+  private static Void closeQuietly(Discovery d, String configuration) {
+    try {
+      d.close();
+    } catch (RuntimeException | LinkageError e) {
+      LOG.warn("configuration {}: handler close failed: {}", configuration, e.toString());
+    }
+    return null;
   }
 
   private void fail(Run run, String reason) {
@@ -537,7 +695,9 @@ public final class DiscoveryManager implements AutoCloseable {
             () ->
                 loop.execute(
                     () -> {
-                      if (runs.get(run.spec.name()) == run && run.discovery == null) {
+                      if (runs.get(run.spec.name()) == run
+                          && run.discovery == null
+                          && !run.starting) {
                         start(run);
                       }
                     }),
@@ -1092,6 +1252,10 @@ public final class DiscoveryManager implements AutoCloseable {
     long addedNanos;
     boolean resultsReported;
     ScheduledFuture<?> republish;
+    // A start is with the handler (its result comes back to the discovery thread).
+    boolean starting;
+    // The last start was refused: the handler had too many stranded threads.
+    boolean waitingForThreads;
 
     /**
      * Processes the last snapshot again after a backoff (1 s doubling to 1 min), so devices whose
@@ -1121,36 +1285,32 @@ public final class DiscoveryManager implements AutoCloseable {
       this.spec = spec;
     }
 
-    /** Stops reporting at once and closes the discovery on a handler thread. */
-    Optional<Future<?>> stopDiscovery() {
-      runId++; // late snapshots of the old run are ignored
+    /**
+     * Stops reporting at once and closes the discovery on the handler's threads (a start still with
+     * the handler is closed when it returns). The future completes when the close returned, failed
+     * or was abandoned.
+     */
+    CompletableFuture<?> stopDiscovery() {
+      runId++; // late snapshots of the old run are ignored, and so is a start still running
+      starting = false;
+      DiscoveryHandler h = handler;
       handler = null;
       Discovery d = discovery;
       discovery = null;
       if (d == null) {
-        return Optional.empty();
+        return CompletableFuture.completedFuture(null);
       }
-      return Optional.of(
-          handlerCalls.submit(
-              () -> {
-                try {
-                  d.close();
-                } catch (RuntimeException | LinkageError e) {
-                  LOG.warn("configuration {}: handler close failed: {}", spec.name(), e.toString());
-                }
-              }));
-    }
-
-    /** Closes the discovery and waits (bounded) so its plugin can be unloaded afterwards. */
-    void stopDiscoveryAndWait() {
-      Optional<Future<?>> closing = stopDiscovery();
-      if (closing.isPresent()) {
-        try {
-          closing.get().get(5, TimeUnit.SECONDS);
-        } catch (Exception e) {
-          LOG.warn("configuration {}: handler close did not finish: {}", spec.name(), e.toString());
-        }
-      }
+      return handlerThreads
+          .call(
+              h, spec.handlerName(), spec.name(), "close", () -> closeQuietly(d, spec.name()), null)
+          .exceptionally(
+              e -> {
+                LOG.warn(
+                    "configuration {}: handler close did not finish: {}",
+                    spec.name(),
+                    e.getMessage());
+                return null;
+              });
     }
 
     void cancelRestart() {

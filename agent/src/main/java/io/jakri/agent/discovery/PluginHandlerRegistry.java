@@ -34,7 +34,11 @@ import org.slf4j.LoggerFactory;
  * Discovery handlers loaded with PF4J from the {@code *.jar} files of a plugins directory. Each jar
  * is loaded on its own, so a broken jar (not a zip, no manifest, a newer required agent version, a
  * class that fails to load) is reported with its file name and the others still load. Handler
- * instances are created once per plugin and cached (PF4J makes new ones on every lookup).
+ * instances are created once per plugin and cached with their names (PF4J makes new ones on every
+ * lookup). The plugin's own code run while loading (its start, the handlers' constructors, {@code
+ * name()} and {@code aliases()}) runs on a thread of its own that is abandoned after {@link
+ * #LOAD_TIMEOUT}: the jar is then refused, and loading goes on. Rescans after changes run on the
+ * registry's own thread, never on the agent's scheduler.
  */
 public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseable {
 
@@ -53,7 +57,20 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
    * extension objects on every lookup, and a new object for the same handler would look like a
    * replaced handler and restart every discovery whenever any other jar loads.
    */
-  private final Map<String, List<DiscoveryHandler>> extensions = new java.util.HashMap<>();
+  private final Map<String, List<Handler>> extensions = new java.util.HashMap<>();
+
+  /** How long a plugin's own code may run while it loads before its jar is refused. */
+  static final java.time.Duration LOAD_TIMEOUT = HandlerLimits.DEFAULT_CALL_TIMEOUT;
+
+  // Runs the rescans the watcher asks for; the agent's scheduler only times the debounce.
+  private final java.util.concurrent.ExecutorService rescans =
+      java.util.concurrent.Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "jakri-plugins-load");
+            t.setDaemon(true);
+            return t;
+          });
+  private final Object debounceLock = new Object();
 
   private final Map<Path, Stamp> failed = new LinkedHashMap<>();
   private final java.util.Set<Path> ignored = new java.util.HashSet<>();
@@ -65,6 +82,16 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   /** A jar that could not be used, and why. */
   public record LoadProblem(Path jar, String reason) {}
+
+  /** A handler and the names it answers to, asked once when its plugin loaded. */
+  private record Handler(DiscoveryHandler handler, List<String> names) {}
+
+  /** A plugin's own code did not return within {@link #LOAD_TIMEOUT}. */
+  private static final class Stalled extends Exception {
+    Stalled(String message) {
+      super(message, null, false, false);
+    }
+  }
 
   public PluginHandlerRegistry(Path pluginsDir, String agentVersion) {
     this(pluginsDir, agentVersion, problem -> {});
@@ -210,21 +237,31 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     LOG.info("watching plugins directory {} for handler jars", pluginsDir);
   }
 
-  private synchronized void debounce(ScheduledExecutorService scheduler) {
-    if (pendingRescan != null) {
-      pendingRescan.cancel(false);
+  private void debounce(ScheduledExecutorService scheduler) {
+    synchronized (debounceLock) {
+      if (pendingRescan != null) {
+        pendingRescan.cancel(false);
+      }
+      pendingRescan =
+          scheduler.schedule(
+              () -> {
+                try {
+                  rescans.execute(this::rescanSafely);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                  // closed
+                }
+              },
+              DEBOUNCE.toMillis(),
+              TimeUnit.MILLISECONDS);
     }
-    pendingRescan =
-        scheduler.schedule(
-            () -> {
-              try {
-                rescan();
-              } catch (RuntimeException e) {
-                LOG.error("rescanning plugins failed: {}", e.toString());
-              }
-            },
-            DEBOUNCE.toMillis(),
-            TimeUnit.MILLISECONDS);
+  }
+
+  private void rescanSafely() {
+    try {
+      rescan();
+    } catch (RuntimeException e) {
+      LOG.error("rescanning plugins failed: {}", e.toString());
+    }
   }
 
   /** Size and modification time: a replaced jar gets a new stamp. */
@@ -269,7 +306,8 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
         fail(jar, "not a valid plugin jar");
         return Optional.empty();
       }
-      PluginState state = plugins.startPlugin(pluginId);
+      String id = pluginId;
+      PluginState state = bounded(jar, "start", () -> plugins.startPlugin(id));
       if (state != PluginState.STARTED) {
         PluginWrapper wrapper = plugins.getPlugin(pluginId);
         String reason =
@@ -280,7 +318,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
         plugins.unloadPlugin(pluginId);
         return Optional.empty();
       }
-      List<DiscoveryHandler> found = plugins.getExtensions(DiscoveryHandler.class, pluginId);
+      List<Handler> found = bounded(jar, "create its handlers", () -> handlersOf(id));
       if (found.isEmpty()) {
         fail(jar, "plugin " + pluginId + " contains no DiscoveryHandler extension");
         plugins.unloadPlugin(pluginId);
@@ -291,8 +329,12 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
           "plugin {} ({}): loaded handlers {}",
           pluginId,
           jar.getFileName(),
-          found.stream().map(DiscoveryHandler::name).toList());
+          found.stream().map(h -> h.names().get(0)).toList());
       return Optional.of(pluginId);
+    } catch (Stalled e) {
+      // Not unloaded: stopping it would run its code again, here. Its thread is left to run.
+      fail(jar, e.getMessage());
+      return Optional.empty();
     } catch (RuntimeException | LinkageError e) {
       fail(jar, e.getMessage() == null ? e.toString() : e.getMessage());
       if (pluginId != null) {
@@ -303,6 +345,64 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
         }
       }
       return Optional.empty();
+    }
+  }
+
+  /** The plugin's handlers with their names (the handlers' own code). */
+  private List<Handler> handlersOf(String pluginId) {
+    List<Handler> found = new ArrayList<>();
+    for (DiscoveryHandler handler : plugins.getExtensions(DiscoveryHandler.class, pluginId)) {
+      List<String> names = new ArrayList<>();
+      try {
+        names.add(handler.name());
+        names.addAll(handler.aliases());
+      } catch (RuntimeException | LinkageError e) {
+        throw new IllegalStateException("handler name() failed: " + e, e);
+      }
+      found.add(new Handler(handler, List.copyOf(names)));
+    }
+    return List.copyOf(found);
+  }
+
+  /**
+   * Runs a plugin's own code on a thread of its own, abandoned (interrupted and left to run) when
+   * it does not return within {@link #LOAD_TIMEOUT}.
+   */
+  private static <T> T bounded(Path jar, String what, java.util.concurrent.Callable<T> body)
+      throws Stalled {
+    java.util.concurrent.FutureTask<T> task = new java.util.concurrent.FutureTask<>(body);
+    Thread thread = new Thread(task, "jakri-plugin-load-" + jar.getFileName());
+    thread.setDaemon(true);
+    thread.start();
+    try {
+      return task.get(LOAD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      thread.interrupt();
+      LOG.warn(
+          "plugin jar {} blocks: it did not {} within {}; thread {} is abandoned",
+          jar.getFileName(),
+          what,
+          io.jakri.logging.DurationText.of(LOAD_TIMEOUT),
+          thread.getName());
+      throw new Stalled(
+          "the plugin did not "
+              + what
+              + " within "
+              + io.jakri.logging.DurationText.of(LOAD_TIMEOUT)
+              + " (its code blocks; its thread is abandoned)");
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException r) {
+        throw r;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      thread.interrupt();
+      throw new Stalled("interrupted while the plugin loaded");
     }
   }
 
@@ -349,26 +449,20 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       if (excluding.contains(wrapper.getPluginId())) {
         continue;
       }
-      List<DiscoveryHandler> handlers;
-      try {
-        handlers =
-            extensions.computeIfAbsent(
-                wrapper.getPluginId(),
-                id -> List.copyOf(plugins.getExtensions(DiscoveryHandler.class, id)));
-      } catch (RuntimeException | LinkageError e) {
-        fail(wrapper.getPluginPath(), "extensions cannot be created: " + e);
-        continue;
-      }
-      for (DiscoveryHandler handler : handlers) {
-        List<String> names = new ArrayList<>();
+      List<Handler> handlers = extensions.get(wrapper.getPluginId());
+      if (handlers == null) {
         try {
-          names.add(handler.name());
-          names.addAll(handler.aliases());
-        } catch (RuntimeException | LinkageError e) {
-          fail(wrapper.getPluginPath(), "handler name() failed: " + e);
+          String id = wrapper.getPluginId();
+          handlers = bounded(wrapper.getPluginPath(), "create its handlers", () -> handlersOf(id));
+          extensions.put(id, handlers);
+        } catch (Stalled | RuntimeException | LinkageError e) {
+          fail(wrapper.getPluginPath(), "extensions cannot be created: " + e.getMessage());
           continue;
         }
-        for (String name : names) {
+      }
+      for (Handler named : handlers) {
+        DiscoveryHandler handler = named.handler();
+        for (String name : named.names()) {
           DiscoveryHandler previous = index.putIfAbsent(name, handler);
           if (previous != null && previous != handler) {
             String reason =
@@ -411,9 +505,12 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   @Override
   public synchronized void close() {
-    if (pendingRescan != null) {
-      pendingRescan.cancel(false);
+    synchronized (debounceLock) {
+      if (pendingRescan != null) {
+        pendingRescan.cancel(false);
+      }
     }
+    rescans.shutdownNow();
     if (watcher != null) {
       try {
         watcher.close();

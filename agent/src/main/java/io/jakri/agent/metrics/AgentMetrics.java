@@ -114,6 +114,8 @@ public final class AgentMetrics
   private final Counter writeConflicts;
   private final Counter heldElsewhere;
   private final MultiGauge akriInstanceCount;
+  private final Supplier<Map<String, Integer>> strandedThreads;
+  private final MultiGauge handlerStranded;
   private final Map<Tags, AtomicLong> akriResponseResults = new ConcurrentHashMap<>();
 
   /**
@@ -122,6 +124,8 @@ public final class AgentMetrics
    * @param reclaimed slots freed by reclamation so far
    * @param nanoTime the monotonic clock discovery stamps its reports with ({@code
    *     System::nanoTime})
+   * @param strandedThreads stranded threads (handler calls or scheduler tasks abandoned and still
+   *     running) by handler name
    */
   public AgentMetrics(
       String node,
@@ -131,8 +135,10 @@ public final class AgentMetrics
       LongSupplier pluginLoadFailures,
       LongSupplier reclaimed,
       Optional<ApiCalls> apiCalls,
-      LongSupplier nanoTime) {
+      LongSupplier nanoTime,
+      Supplier<Map<String, Integer>> strandedThreads) {
     this.node = node;
+    this.strandedThreads = strandedThreads;
     this.store = store;
     this.statuses = statuses;
     new ClassLoaderMetrics().bindTo(registry);
@@ -206,6 +212,13 @@ public final class AgentMetrics
             MAX_WAITING_CHANGES);
     writeConflicts = slotConflicts("write_conflict");
     heldElsewhere = slotConflicts("held_elsewhere");
+    handlerStranded =
+        MultiGauge.builder("jakri.handler.stranded.threads")
+            .description(
+                "Threads of a discovery handler the agent gave up on: calls (start, close) or"
+                    + " tasks on the handler's scheduler that ran past the call timeout and have"
+                    + " not returned yet")
+            .register(registry);
     // Akri's metric names, labels and meanings, so that Akri dashboards keep working.
     akriInstanceCount =
         MultiGauge.builder("akri.instance.count")
@@ -307,6 +320,11 @@ public final class AgentMetrics
     List<MultiGauge.Row<?>> stateRows = new ArrayList<>();
     byState.forEach((s, n) -> stateRows.add(MultiGauge.Row.of(Tags.of("state", s.name()), n)));
     configurations.register(stateRows, true);
+    List<MultiGauge.Row<?>> strandedRows = new ArrayList<>();
+    strandedThreads
+        .get()
+        .forEach((h, n) -> strandedRows.add(MultiGauge.Row.of(Tags.of("handler", h), n)));
+    handlerStranded.register(strandedRows, true);
     return registry.scrape();
   }
 
@@ -380,7 +398,8 @@ public final class AgentMetrics
   @Override
   public void handlerFailed(String handler, DiscoveryManager.HandlerFailure failure) {
     switch (failure) {
-      case START_FAILED, START_TIMEOUT, INVALID_DETAILS -> akriResponseResult(handler, "Fail");
+      case START_FAILED, START_TIMEOUT, INVALID_DETAILS, STRANDED_LIMIT ->
+          akriResponseResult(handler, "Fail");
       case REPORTED_FAILURE -> {
         // A running discovery failed; its restart counts as Success or Fail, as in Akri.
       }

@@ -297,6 +297,110 @@ public final class MisbehavingHandlers {
     }
   }
 
+  /**
+   * Never returns from start(), not even when interrupted, until the file {@code release} appears
+   * in the directory named by details {@code dir: <path>}; then it reports device {@code stuck-0}.
+   * Each call appends a line to {@code <dir>/starts} first, so a test sees how often it was called.
+   */
+  @org.pf4j.Extension
+  public static final class Stuck extends Named {
+    public Stuck() {
+      super("stuck");
+    }
+
+    @Override
+    public Discovery start(DiscoveryContext context, DeviceListener listener)
+        throws io.jakri.handler.InvalidDetailsException {
+      java.nio.file.Path dir = markStart(context);
+      blockUntilReleased(dir);
+      listener.devices(List.of(DiscoveredDevice.of("stuck-0", Map.of(), true)));
+      return () -> {};
+    }
+  }
+
+  /**
+   * Returns from start() at once, having queued on the scheduler it is given 16 tasks that never
+   * return (interrupted or not) until {@code <dir>/release} appears; appends to {@code
+   * <dir>/starts} first (details {@code dir: <path>}).
+   */
+  @org.pf4j.Extension
+  public static final class SchedulerHog extends Named {
+    public SchedulerHog() {
+      super("scheduler-hog");
+    }
+
+    @Override
+    public Discovery start(DiscoveryContext context, DeviceListener listener)
+        throws io.jakri.handler.InvalidDetailsException {
+      java.nio.file.Path dir = markStart(context);
+      for (int i = 0; i < 16; i++) {
+        context.scheduler().execute(() -> blockUntilReleased(dir));
+      }
+      return () -> {};
+    }
+  }
+
+  /** Reports device {@code late-0} at once (a plugin dropped into a running agent). */
+  @org.pf4j.Extension
+  public static final class Late extends Named {
+    public Late() {
+      super("late");
+    }
+
+    @Override
+    public Discovery start(DiscoveryContext context, DeviceListener listener) {
+      listener.devices(List.of(DiscoveredDevice.of("late-0", Map.of(), true)));
+      return () -> {};
+    }
+  }
+
+  /** Never returns from name() (until interrupted): its plugin cannot be loaded. */
+  @org.pf4j.Extension
+  public static final class NameHanging implements DiscoveryHandler {
+    @Override
+    public String name() {
+      awaitForever();
+      return "name-hanger";
+    }
+
+    @Override
+    public Validation validate(DiscoveryContext context) {
+      return Validation.ok();
+    }
+
+    @Override
+    public Discovery start(DiscoveryContext context, DeviceListener listener) {
+      return () -> {};
+    }
+  }
+
+  private static java.nio.file.Path markStart(DiscoveryContext context)
+      throws io.jakri.handler.InvalidDetailsException {
+    Object dir = io.jakri.handler.SafeYaml.loadMap(context.discoveryDetails()).get("dir");
+    if (dir == null) {
+      throw new io.jakri.handler.InvalidDetailsException("dir: required");
+    }
+    java.nio.file.Path path = java.nio.file.Path.of(dir.toString());
+    try {
+      java.nio.file.Files.writeString(
+          path.resolve("starts"),
+          context.configurationName() + "\n",
+          java.nio.file.StandardOpenOption.CREATE,
+          java.nio.file.StandardOpenOption.APPEND);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return path;
+  }
+
+  /** Blocks, deaf to interrupts, until {@code <dir>/release} exists (a stuck handler's thread). */
+  private static void blockUntilReleased(java.nio.file.Path dir) {
+    java.nio.file.Path release = dir.resolve("release");
+    while (!java.nio.file.Files.exists(release)) {
+      java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+    }
+  }
+
   private static void awaitForever() {
     try {
       new CountDownLatch(1).await();

@@ -12,8 +12,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param discoveryDetails {@code spec.discoveryHandler.discoveryDetails}, YAML text, may be empty
  * @param discoveryProperties resolved {@code discoveryProperties} (name to value); may hold
  *     secrets: never log the values
- * @param scheduler a shared scheduler for polling and slow work; never block it for long, never
- *     shut it down
+ * @param scheduler the handler's own scheduler (shared by its Configurations on the node, never
+ *     used for the agent's work) for polling and slow work; never block it for long (a task that
+ *     runs past the agent's call timeout is logged and its thread abandoned), never shut it down
  */
 public record DiscoveryContext(
     String configurationName,

@@ -20,6 +20,7 @@ import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;
+import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.external.CombinedHandlerRegistry;
 import io.jakri.agent.external.ExternalHandlers;
@@ -47,6 +48,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,8 +99,15 @@ public final class Agent implements AutoCloseable {
   private Optional<HealthServer> health = Optional.empty();
   private Optional<ExecutorService> healthExecutor = Optional.empty();
 
+  /**
+   * The agent's one event stream, composed at the end of the constructor: metrics first, then
+   * operator Events, then the mode (cluster mode tidies retired resources off the Node), then the
+   * caller's observer.
+   */
+  private final Consumer<AgentEvent> eventStream;
+
   private Agent(
-      AgentOptions options, PluginHandlerRegistry handlers, Optional<KubernetesClient> client) {
+      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer) {
     this.options = options;
     this.group = new EpollEventLoopGroup(2, threads("jakri-netty"));
     this.grpcExecutor = Executors.newFixedThreadPool(8, threads("jakri-grpc"));
@@ -119,15 +128,29 @@ public final class Agent implements AutoCloseable {
             : Optional.empty();
     this.plugins =
         new DevicePluginManager(
-            options.devicePluginDir(), group, grpcExecutor, devicePluginTimer, Clock.systemUTC());
+            options.devicePluginDir(),
+            group,
+            grpcExecutor,
+            devicePluginTimer,
+            Clock.systemUTC(),
+            e -> publish(new AgentEvent.DevicePlugin(e)));
     this.mode = mode(options, client, scheduler);
     this.store = mode.store();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     LocalClaims claims = new LocalClaims(options.nodeName());
     this.cdi = options.cdiDir().map(CdiSpecs::new);
-    this.resources = new NodeResources(options.nodeName(), updates, plugins, claims, cdi);
+    this.resources =
+        new NodeResources(
+            options.nodeName(),
+            updates,
+            plugins,
+            claims,
+            cdi,
+            c -> publish(new AgentEvent.Claim(c)));
     store.addListener(resources);
-    this.handlers = handlers;
+    this.handlers =
+        new PluginHandlerRegistry(
+            options.pluginsDir(), VERSION, p -> publish(new AgentEvent.PluginLoadFailed(p)));
     this.externalHandlers =
         options
             .externalHandlers()
@@ -193,9 +216,7 @@ public final class Agent implements AutoCloseable {
             mode.apiCalls(),
             System::nanoTime,
             discovery::strandedThreads);
-    plugins.addListener(metrics);
     discovery.addListener(metrics);
-    resources.addClaimListener(metrics);
     // Operator-facing Events: Kubernetes Events in cluster mode, log lines standalone.
     AgentEvents operatorEvents =
         new AgentEvents(
@@ -204,9 +225,7 @@ public final class Agent implements AutoCloseable {
             mode::instanceNamespace,
             mode::instanceUid,
             Clock.systemUTC());
-    plugins.addListener(operatorEvents);
-    resources.addClaimListener(operatorEvents);
-    handlers.addProblemListener(operatorEvents);
+    this.eventStream = AgentEvent.inOrder(metrics, operatorEvents, mode::onEvent, observer);
     this.dra = options.dra().flatMap(d -> mode.dra(d, group, grpcExecutor));
   }
 
@@ -217,6 +236,11 @@ public final class Agent implements AutoCloseable {
   private void deviceChanged(DeviceChange change, long reportedNanos) {
     metrics.deviceChanged(change, reportedNanos);
     dra.ifPresent(d -> d.slices().deviceChanged(change));
+  }
+
+  /** Hands an event of one of the parts to the agent's event stream. Any thread. */
+  private void publish(AgentEvent event) {
+    eventStream.accept(event);
   }
 
   /** The mode, picked once: cluster mode when there is a client, else standalone. */
@@ -253,10 +277,19 @@ public final class Agent implements AutoCloseable {
    */
   public static Agent start(AgentOptions options, Optional<KubernetesClient> client)
       throws IOException {
+    return start(options, client, event -> {});
+  }
+
+  /**
+   * Builds and starts an agent that also hands every event of its stream to {@code observer} (after
+   * metrics, Events and the mode; for tests and tools). The observer must not block.
+   */
+  public static Agent start(
+      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer)
+      throws IOException {
     // gRPC logs through java.util.logging: into the agent's own log, transport noise at DEBUG.
     io.jakri.logging.JulBridge.install();
-    PluginHandlerRegistry handlers = new PluginHandlerRegistry(options.pluginsDir(), VERSION);
-    Agent agent = new Agent(options, handlers, client);
+    Agent agent = new Agent(options, client, observer);
     try {
       agent.startParts();
     } catch (IOException | RuntimeException e) {

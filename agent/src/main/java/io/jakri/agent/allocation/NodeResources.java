@@ -1,8 +1,8 @@
 package io.jakri.agent.allocation;
 
 import io.jakri.agent.cdi.CdiSpecs;
+import io.jakri.agent.deviceplugin.Advertiser;
 import io.jakri.agent.deviceplugin.AllocationException;
-import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -18,7 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,34 +34,38 @@ public final class NodeResources implements InstanceStore.Listener {
 
   private final String node;
   private final InstanceUpdates updates;
-  private final DevicePluginManager plugins;
+  private final Advertiser plugins;
   private final Map<String, LocalDevice> locals = new ConcurrentHashMap<>();
   private final Map<String, Set<String>> classMembers = new ConcurrentHashMap<>();
   // One claim at a time per Instance on this node: concurrent Allocates for the same Instance then
   // read each other's results from the store instead of racing each other into write conflicts
   // (which cost a rejected write plus a fresh read each against the API server).
   private final Map<String, Object> claimLocks = new ConcurrentHashMap<>();
-  private final List<ClaimListener> claimListeners = new CopyOnWriteArrayList<>();
+  private final Consumer<SlotConflict> conflictSink;
   private final LocalClaims claims;
   private final Optional<CdiSpecs> cdi;
 
   public NodeResources(
-      String node, InstanceUpdates updates, DevicePluginManager plugins, LocalClaims claims) {
-    this(node, updates, plugins, claims, Optional.empty());
+      String node, InstanceUpdates updates, Advertiser plugins, LocalClaims claims) {
+    this(node, updates, plugins, claims, Optional.empty(), conflict -> {});
   }
 
   /**
    * @param cdi when present, the CDI spec of every local device's Instance is kept there (written
    *     before its resources are served, removed after they are retired), and Allocate names the
    *     CDI devices of the slots it gives
+   * @param conflicts told about write conflicts and refusals while claiming slots, on the gRPC
+   *     thread serving the Allocate after the claim ended; must not block
    */
   public NodeResources(
       String node,
       InstanceUpdates updates,
-      DevicePluginManager plugins,
+      Advertiser plugins,
       LocalClaims claims,
-      Optional<CdiSpecs> cdi) {
+      Optional<CdiSpecs> cdi,
+      Consumer<SlotConflict> conflicts) {
     this.node = node;
+    this.conflictSink = conflicts;
     this.updates = updates;
     this.plugins = plugins;
     this.claims = claims;
@@ -94,11 +98,6 @@ public final class NodeResources implements InstanceStore.Listener {
 
   public String node() {
     return node;
-  }
-
-  /** Registers a listener told about write conflicts and refusals while claiming slots. */
-  public void addClaimListener(ClaimListener listener) {
-    claimListeners.add(listener);
   }
 
   /** Adds or updates a locally discovered device (online or in its offline grace). */
@@ -274,14 +273,22 @@ public final class NodeResources implements InstanceStore.Listener {
           "cannot record the claim on instance " + instanceName + ": " + e.getMessage());
     } catch (AllocationException e) {
       if (e.reason() == AllocationException.Reason.HELD_ELSEWHERE) {
-        claimListeners.forEach(l -> l.heldElsewhere(instanceName));
+        report(new SlotConflict.HeldElsewhere(instanceName));
       }
       throw e;
     } finally {
       int conflicts = attempts[0] - 1 + (lastLost ? 1 : 0);
       if (conflicts > 0) {
-        claimListeners.forEach(l -> l.writeConflicts(instanceName, conflicts));
+        report(new SlotConflict.LostWrites(instanceName, conflicts));
       }
+    }
+  }
+
+  private void report(SlotConflict conflict) {
+    try {
+      conflictSink.accept(conflict);
+    } catch (RuntimeException e) {
+      LOG.warn("conflict sink failed on {}: {}", conflict, e.toString());
     }
   }
 

@@ -69,7 +69,7 @@ final class ResourceServer {
   private final Server server;
   private final Set<Watch> streams = ConcurrentHashMap.newKeySet();
   private final Object publishLock = new Object();
-  private final DevicePluginManager.Listener events;
+  private final java.util.function.Consumer<DevicePluginEvent> events;
   private final Limits limits;
   private final AtomicBoolean refusedStreams = new AtomicBoolean();
   private volatile Optional<Object> boundFile = Optional.empty();
@@ -82,7 +82,7 @@ final class ResourceServer {
       Path socket,
       EventLoopGroup group,
       Executor executor,
-      DevicePluginManager.Listener events) {
+      java.util.function.Consumer<DevicePluginEvent> events) {
     this(backend, socket, group, executor, events, Limits.DEFAULT);
   }
 
@@ -104,7 +104,7 @@ final class ResourceServer {
       Path socket,
       EventLoopGroup group,
       Executor executor,
-      DevicePluginManager.Listener events,
+      java.util.function.Consumer<DevicePluginEvent> events,
       Limits limits) {
     this.backend = backend;
     this.socket = socket;
@@ -220,7 +220,7 @@ final class ResourceServer {
       current = allCurrent();
     }
     if (current) {
-      events.advertised(backend.resourceName(), changed);
+      events.accept(new DevicePluginEvent.Advertised(backend.resourceName(), changed));
     }
   }
 
@@ -239,7 +239,7 @@ final class ResourceServer {
       }
     }
     if (advertised) {
-      events.advertised(backend.resourceName(), true);
+      events.accept(new DevicePluginEvent.Advertised(backend.resourceName(), true));
     }
   }
 
@@ -316,7 +316,7 @@ final class ResourceServer {
         current = allCurrent();
       }
       if (current) {
-        events.advertised(backend.resourceName(), true);
+        events.accept(new DevicePluginEvent.Advertised(backend.resourceName(), true));
       }
     }
 
@@ -341,8 +341,9 @@ final class ResourceServer {
     public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> out) {
       long start = System.nanoTime();
       AllocateOutcome outcome = claim(request, out);
-      events.allocated(
-          backend.resourceName(), outcome, Duration.ofNanos(System.nanoTime() - start));
+      events.accept(
+          new DevicePluginEvent.Allocated(
+              backend.resourceName(), outcome, Duration.ofNanos(System.nanoTime() - start)));
       if (outcome instanceof AllocateOutcome.Granted) {
         publish();
       }

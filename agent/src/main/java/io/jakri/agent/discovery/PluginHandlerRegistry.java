@@ -48,8 +48,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   private final PluginManager plugins;
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private final List<LoadProblem> problems = new CopyOnWriteArrayList<>();
-  private final List<java.util.function.Consumer<LoadProblem>> problemListeners =
-      new CopyOnWriteArrayList<>();
+  private final java.util.function.Consumer<LoadProblem> problemSink;
   private volatile Map<String, DiscoveryHandler> byName = Map.of();
   private final Map<Path, Loaded> loaded = new LinkedHashMap<>();
 
@@ -95,7 +94,18 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   }
 
   public PluginHandlerRegistry(Path pluginsDir, String agentVersion) {
+    this(pluginsDir, agentVersion, problem -> {});
+  }
+
+  /**
+   * @param problemSink told about each new load problem as it is found (on the thread loading or
+   *     rescanning), e.g. to raise an Event; a jar that keeps failing is reported again only after
+   *     it changed. Must not block.
+   */
+  public PluginHandlerRegistry(
+      Path pluginsDir, String agentVersion, java.util.function.Consumer<LoadProblem> problemSink) {
     this.pluginsDir = pluginsDir;
+    this.problemSink = problemSink;
     DefaultPluginManager manager = new DefaultPluginManager(pluginsDir);
     manager.setSystemVersion(agentVersion);
     manager.setExactVersionAllowed(false);
@@ -426,12 +436,10 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   private void problem(LoadProblem problem) {
     problems.add(problem);
-    for (java.util.function.Consumer<LoadProblem> l : problemListeners) {
-      try {
-        l.accept(problem);
-      } catch (RuntimeException e) {
-        LOG.warn("plugin problem listener failed: {}", e.toString());
-      }
+    try {
+      problemSink.accept(problem);
+    } catch (RuntimeException e) {
+      LOG.warn("plugin problem sink failed: {}", e.toString());
     }
   }
 
@@ -488,15 +496,6 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   @Override
   public void addListener(Runnable onChange) {
     listeners.add(onChange);
-  }
-
-  /**
-   * Registers a listener told about each new load problem as it is found (on the thread loading or
-   * rescanning), e.g. to raise an Event. A jar that keeps failing is reported again only after it
-   * changed.
-   */
-  public void addProblemListener(java.util.function.Consumer<LoadProblem> listener) {
-    problemListeners.add(listener);
   }
 
   /** Jars that failed to load, with reasons (for status, metrics and tests). */

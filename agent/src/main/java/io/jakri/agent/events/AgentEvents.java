@@ -1,9 +1,9 @@
 package io.jakri.agent.events;
 
-import io.jakri.agent.allocation.ClaimListener;
+import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.cluster.ObjectRef;
-import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -34,13 +34,11 @@ import org.slf4j.LoggerFactory;
  * kubelet refusing thousands of resources, or contention on thousands of Instances, raises a
  * bounded number of API writes; the rest are logged.
  *
- * <p>Threading: called from the device-plugin control thread, gRPC threads and the plugin loader;
- * every method returns at once ({@link Events} only queues the write).
+ * <p>Fed by the agent's event stream ({@link AgentEvent}). Threading: called from the device-plugin
+ * control thread, gRPC threads and the plugin loader; returns at once ({@link Events} only queues
+ * the write).
  */
-public final class AgentEvents
-    implements DevicePluginManager.Listener,
-        ClaimListener,
-        java.util.function.Consumer<PluginHandlerRegistry.LoadProblem> {
+public final class AgentEvents implements java.util.function.Consumer<AgentEvent> {
 
   /** Reason of the Event about a resource that cannot register with the kubelet. */
   public static final String REGISTRATION_FAILED = "RegistrationFailed";
@@ -160,15 +158,33 @@ public final class AgentEvents
     this.pluginBudget = new Budget(clock, budget, budgetWindow);
   }
 
-  // ---- DevicePluginManager.Listener ----
-
+  /** Raises the Events {@code event} calls for, if any. Any thread; returns at once. */
   @Override
-  public void registered(String resource, String endpoint, boolean again) {
-    registrations.succeeded(resource);
+  public void accept(AgentEvent event) {
+    if (event instanceof AgentEvent.DevicePlugin p) {
+      devicePlugin(p.event());
+    } else if (event instanceof AgentEvent.Claim c) {
+      if (c.conflict() instanceof SlotConflict.LostWrites w) {
+        conflicted(w.instanceName(), w.conflicts());
+      } else if (c.conflict() instanceof SlotConflict.HeldElsewhere h) {
+        conflicted(h.instanceName(), 1);
+      }
+    } else if (event instanceof AgentEvent.PluginLoadFailed f) {
+      pluginLoadFailed(f.problem());
+    }
   }
 
-  @Override
-  public void registrationFailed(String resource, String reason) {
+  private void devicePlugin(DevicePluginEvent event) {
+    if (event instanceof DevicePluginEvent.Registered r) {
+      registrations.succeeded(r.resource());
+    } else if (event instanceof DevicePluginEvent.RegistrationFailed f) {
+      registrationFailed(f.resource(), f.reason());
+    } else if (event instanceof DevicePluginEvent.Retired r) {
+      retired(r.resource());
+    }
+  }
+
+  private void registrationFailed(String resource, String reason) {
     if (registrations.failed(resource)) {
       warn(
           registrationBudget,
@@ -183,24 +199,11 @@ public final class AgentEvents
     }
   }
 
-  @Override
-  public void retired(String resource) {
+  private void retired(String resource) {
     registrations.forget(resource);
     if (resource.startsWith("akri.sh/")) {
       storms.forget(resource.substring("akri.sh/".length()));
     }
-  }
-
-  // ---- ClaimListener ----
-
-  @Override
-  public void writeConflicts(String instanceName, int conflicts) {
-    conflicted(instanceName, conflicts);
-  }
-
-  @Override
-  public void heldElsewhere(String instanceName) {
-    conflicted(instanceName, 1);
   }
 
   private void conflicted(String instanceName, int count) {
@@ -223,11 +226,8 @@ public final class AgentEvents
     }
   }
 
-  // ---- plugin load problems ----
-
   /** A plugin jar (or the plugins directory) could not be used. */
-  @Override
-  public void accept(PluginHandlerRegistry.LoadProblem problem) {
+  private void pluginLoadFailed(PluginHandlerRegistry.LoadProblem problem) {
     warn(
         pluginBudget,
         nodeRef(),

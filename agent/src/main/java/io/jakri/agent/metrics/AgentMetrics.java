@@ -1,13 +1,14 @@
 package io.jakri.agent.metrics;
 
-import io.jakri.agent.allocation.ClaimListener;
 import io.jakri.agent.allocation.LocalDevice;
+import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.deviceplugin.AllocateOutcome;
 import io.jakri.agent.deviceplugin.AllocationException;
-import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
@@ -42,14 +43,15 @@ import java.util.function.Supplier;
 
 /**
  * The agent's Prometheus metrics (one registry per agent, no static state). Counters and timers are
- * fed by the listeners this class implements (device-plugin manager, discovery, slot claims);
- * gauges read the agent's state when scraped, so nothing is polled between scrapes. Per-resource
- * tags are avoided on purpose: one agent serves thousands of Instances; tags take values from small
- * fixed sets (outcomes, reasons, change kinds) or the installed handler names. Names are listed in
- * the agent README. Listener methods are thread-safe and never block.
+ * fed by the agent's event stream ({@link AgentEvent}: device plugins, slot claims) and discovery's
+ * listener; gauges read the agent's state when scraped, so nothing is polled between scrapes.
+ * Per-resource tags are avoided on purpose: one agent serves thousands of Instances; tags take
+ * values from small fixed sets (outcomes, reasons, change kinds) or the installed handler names.
+ * Names are listed in the agent README. The event and listener methods are thread-safe and never
+ * block.
  */
 public final class AgentMetrics
-    implements DevicePluginManager.Listener, DiscoveryManager.Listener, ClaimListener {
+    implements java.util.function.Consumer<AgentEvent>, DiscoveryManager.Listener {
 
   /** Allocate latency buckets: a claim is one API write, more under conflicts or outages. */
   static final Duration[] ALLOCATE_BUCKETS = {
@@ -327,37 +329,38 @@ public final class AgentMetrics
     return registry.scrape();
   }
 
+  /** Counts and times what the agent's event stream reports. Any thread; never blocks. */
   @Override
-  public void registered(String resource, String endpoint, boolean again) {
-    (again ? reRegistrations : registrations).increment();
-  }
-
-  @Override
-  public void registrationFailed(String resource, String reason) {
-    registrationFailures.increment();
-  }
-
-  @Override
-  public void kubeletRestarted(long generation) {
-    if (generation > 1) {
-      kubeletRestarts.increment();
+  public void accept(AgentEvent event) {
+    if (event instanceof AgentEvent.DevicePlugin p) {
+      devicePlugin(p.event());
+    } else if (event instanceof AgentEvent.Claim c) {
+      if (c.conflict() instanceof SlotConflict.LostWrites w) {
+        writeConflicts.increment(w.conflicts());
+      } else if (c.conflict() instanceof SlotConflict.HeldElsewhere) {
+        heldElsewhere.increment();
+      }
     }
+    // Plugin load failures are a gauge over the registry's problems, read when scraped.
   }
 
-  @Override
-  public void retired(String resource) {
-    retired.increment();
-    advertiseLatency.retired(resource);
-  }
-
-  @Override
-  public void allocated(String resource, AllocateOutcome outcome, Duration took) {
-    allocateTimer(outcome).record(took);
-  }
-
-  @Override
-  public void advertised(String resource, boolean changed) {
-    advertiseLatency.advertised(resource, changed);
+  private void devicePlugin(DevicePluginEvent event) {
+    if (event instanceof DevicePluginEvent.Registered r) {
+      (r.again() ? reRegistrations : registrations).increment();
+    } else if (event instanceof DevicePluginEvent.RegistrationFailed) {
+      registrationFailures.increment();
+    } else if (event instanceof DevicePluginEvent.KubeletRestarted k) {
+      if (k.generation() > 1) {
+        kubeletRestarts.increment();
+      }
+    } else if (event instanceof DevicePluginEvent.Retired r) {
+      retired.increment();
+      advertiseLatency.retired(r.resource());
+    } else if (event instanceof DevicePluginEvent.Allocated a) {
+      allocateTimer(a.outcome()).record(a.took());
+    } else if (event instanceof DevicePluginEvent.Advertised a) {
+      advertiseLatency.advertised(a.resource(), a.changed());
+    }
   }
 
   // ---- discovery ----
@@ -439,17 +442,5 @@ public final class AgentMetrics
   @Override
   public void firstResults(String configuration, long nanos) {
     akriResponseTime(configuration).record(nanos / 1e9);
-  }
-
-  // ---- slot claims ----
-
-  @Override
-  public void writeConflicts(String instanceName, int conflicts) {
-    writeConflicts.increment(conflicts);
-  }
-
-  @Override
-  public void heldElsewhere(String instanceName) {
-    heldElsewhere.increment();
   }
 }

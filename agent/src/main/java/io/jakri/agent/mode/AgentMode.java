@@ -10,6 +10,7 @@ import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.dra.DraOptions;
+import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -54,6 +55,12 @@ public sealed interface AgentMode permits StandaloneMode, ClusterMode {
 
   /** Where operator-facing Events go: Kubernetes Events, or log lines. */
   Events events();
+
+  /**
+   * Acts on an event of the agent's stream, after metrics and Events saw it (cluster mode removes
+   * retired resources from the Node). Any thread; must not block.
+   */
+  void onEvent(AgentEvent event);
 
   /** The namespace of an Instance for Events about it. */
   String instanceNamespace(String instanceName);

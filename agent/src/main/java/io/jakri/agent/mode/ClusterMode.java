@@ -19,6 +19,7 @@ import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.PropertyResolver;
@@ -27,6 +28,7 @@ import io.jakri.agent.dra.ClaimReader;
 import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;
+import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.metrics.HealthServer;
@@ -154,6 +156,19 @@ public final class ClusterMode implements AgentMode {
     return events;
   }
 
+  /**
+   * A retired resource is removed from the Node's capacity (when tidying is on), off this thread.
+   */
+  @Override
+  public void onEvent(AgentEvent event) {
+    if (tidier.isPresent()
+        && event instanceof AgentEvent.DevicePlugin p
+        && p.event() instanceof DevicePluginEvent.Retired r) {
+      NodeTidier t = tidier.get();
+      apiWrites.execute(() -> tidy(t, r.resource()));
+    }
+  }
+
   /** Where the Instance was seen, else its Configuration's (from the name's prefix). */
   @Override
   public String instanceNamespace(String instanceName) {
@@ -193,15 +208,6 @@ public final class ClusterMode implements AgentMode {
             scheduler,
             Clock.systemUTC(),
             calls);
-    tidier.ifPresent(
-        t ->
-            plugins.addListener(
-                new DevicePluginManager.Listener() {
-                  @Override
-                  public void retired(String resource) {
-                    apiWrites.execute(() -> tidy(t, resource));
-                  }
-                }));
     discovery.addStatusListener(status::changed);
     // Akri-protocol handlers get Secret and ConfigMap (binaryData too) values as stored.
     node.externalHandlers()

@@ -7,6 +7,7 @@ import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.dra.DraOptions;
+import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceListing;
 import io.jakri.agent.instance.InstanceStore;
@@ -64,6 +65,10 @@ public final class StandaloneMode implements AgentMode {
   public Events events() {
     return events;
   }
+
+  /** Standalone mode keeps no state outside the node that events would change. */
+  @Override
+  public void onEvent(AgentEvent event) {}
 
   @Override
   public String instanceNamespace(String instanceName) {

@@ -137,8 +137,7 @@ class FloodBoundsIT {
     // ~200 KB per snapshot: a handful fill the reader's flow-control window.
     Devices backend = new Devices("test.jakri.io/big", "big", 5_000);
     ResourceServer server =
-        new ResourceServer(
-            backend, dir.resolve("big-1.sock"), group, grpc, new DevicePluginManager.Listener() {});
+        new ResourceServer(backend, dir.resolve("big-1.sock"), group, grpc, event -> {});
     server.start();
     ManagedChannel channel = channelTo(dir.resolve("big-1.sock"));
     List<ListAndWatchResponse> received = new CopyOnWriteArrayList<>();
@@ -213,9 +212,7 @@ class FloodBoundsIT {
 
   private ResourceServer serving(Devices backend, Path socket, ResourceServer.Limits limits)
       throws java.io.IOException {
-    ResourceServer server =
-        new ResourceServer(
-            backend, socket, group, grpc, new DevicePluginManager.Listener() {}, limits);
+    ResourceServer server = new ResourceServer(backend, socket, group, grpc, event -> {}, limits);
     server.start();
     return server;
   }

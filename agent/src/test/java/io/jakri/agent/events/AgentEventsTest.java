@@ -3,8 +3,10 @@ package io.jakri.agent.events;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.jakri.agent.MutableClock;
+import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.cluster.ObjectRef;
+import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,11 +48,31 @@ class AgentEventsTest {
         Duration.ofMinutes(10));
   }
 
+  static AgentEvent failed(String resource, String reason) {
+    return new AgentEvent.DevicePlugin(new DevicePluginEvent.RegistrationFailed(resource, reason));
+  }
+
+  static AgentEvent registered(String resource, String endpoint, boolean again) {
+    return new AgentEvent.DevicePlugin(new DevicePluginEvent.Registered(resource, endpoint, again));
+  }
+
+  static AgentEvent retired(String resource) {
+    return new AgentEvent.DevicePlugin(new DevicePluginEvent.Retired(resource));
+  }
+
+  static AgentEvent lostWrites(String instance, int conflicts) {
+    return new AgentEvent.Claim(new SlotConflict.LostWrites(instance, conflicts));
+  }
+
+  static AgentEvent heldElsewhere(String instance) {
+    return new AgentEvent.Claim(new SlotConflict.HeldElsewhere(instance));
+  }
+
   @Test
   void registerFailingThresholdTimesInARowWarnsOnTheNodeOncePerStreak() {
     AgentEvents e = agentEvents(20);
     for (int i = 0; i < 10; i++) {
-      e.registrationFailed("akri.sh/cam-1", "UNKNOWN: refused");
+      e.accept(failed("akri.sh/cam-1", "UNKNOWN: refused"));
     }
     assertThat(recorded)
         .singleElement()
@@ -61,11 +83,11 @@ class AgentEventsTest {
               assertThat(r.reason()).isEqualTo(AgentEvents.REGISTRATION_FAILED);
               assertThat(r.message()).contains("akri.sh/cam-1", "3 times", "UNKNOWN: refused");
             });
-    e.registered("akri.sh/cam-1", "cam-1.sock", true);
-    e.registrationFailed("akri.sh/cam-1", "UNKNOWN: refused");
-    e.registrationFailed("akri.sh/cam-1", "UNKNOWN: refused");
+    e.accept(registered("akri.sh/cam-1", "cam-1.sock", true));
+    e.accept(failed("akri.sh/cam-1", "UNKNOWN: refused"));
+    e.accept(failed("akri.sh/cam-1", "UNKNOWN: refused"));
     assertThat(recorded).hasSize(1);
-    e.registrationFailed("akri.sh/cam-1", "UNKNOWN: refused");
+    e.accept(failed("akri.sh/cam-1", "UNKNOWN: refused"));
     assertThat(recorded).hasSize(2);
     assertThat(recorded.get(1)).isEqualTo(recorded.get(0)); // same text: the recorder counts it
   }
@@ -73,10 +95,10 @@ class AgentEventsTest {
   @Test
   void aConflictStormWarnsOnTheInstanceWithItsUid() {
     AgentEvents e = agentEvents(20);
-    e.writeConflicts("cam-1", 2);
-    e.heldElsewhere("cam-1");
+    e.accept(lostWrites("cam-1", 2));
+    e.accept(heldElsewhere("cam-1"));
     assertThat(recorded).isEmpty();
-    e.heldElsewhere("cam-1");
+    e.accept(heldElsewhere("cam-1"));
     assertThat(recorded)
         .singleElement()
         .satisfies(
@@ -85,8 +107,8 @@ class AgentEventsTest {
               assertThat(r.reason()).isEqualTo(AgentEvents.SLOT_CONFLICT_STORM);
               assertThat(r.message()).contains("node-a", "at least 4 slot conflicts within 30s");
             });
-    e.heldElsewhere("cam-2");
-    e.writeConflicts("cam-2", 3);
+    e.accept(heldElsewhere("cam-2"));
+    e.accept(lostWrites("cam-2", 3));
     assertThat(recorded).hasSize(2);
     assertThat(recorded.get(1).ref().uid()).isEmpty(); // not cached: matched by name
   }
@@ -95,8 +117,9 @@ class AgentEventsTest {
   void aPluginJarThatFailsToLoadWarnsOnTheNode() {
     agentEvents(20)
         .accept(
-            new PluginHandlerRegistry.LoadProblem(
-                Path.of("/plugins/broken.jar"), "not a valid plugin jar"));
+            new AgentEvent.PluginLoadFailed(
+                new PluginHandlerRegistry.LoadProblem(
+                    Path.of("/plugins/broken.jar"), "not a valid plugin jar")));
     assertThat(recorded)
         .singleElement()
         .satisfies(
@@ -112,10 +135,12 @@ class AgentEventsTest {
     AgentEvents e = agentEvents(2);
     for (int r = 0; r < 50; r++) {
       for (int i = 0; i < 3; i++) {
-        e.registrationFailed("akri.sh/res-" + r, "kubelet down");
+        e.accept(failed("akri.sh/res-" + r, "kubelet down"));
       }
     }
-    e.accept(new PluginHandlerRegistry.LoadProblem(Path.of("x.jar"), "bad"));
+    e.accept(
+        new AgentEvent.PluginLoadFailed(
+            new PluginHandlerRegistry.LoadProblem(Path.of("x.jar"), "bad")));
     assertThat(recorded)
         .extracting(Recorded::reason)
         .containsExactly(
@@ -124,7 +149,7 @@ class AgentEventsTest {
             AgentEvents.PLUGIN_LOAD_FAILED);
     clock.advance(Duration.ofMinutes(10));
     for (int i = 0; i < 3; i++) {
-      e.registrationFailed("akri.sh/late", "kubelet down");
+      e.accept(failed("akri.sh/late", "kubelet down"));
     }
     assertThat(recorded).hasSize(4);
     assertThat(recorded.get(3).message()).contains("akri.sh/late");
@@ -133,11 +158,11 @@ class AgentEventsTest {
   @Test
   void aRetiredResourceForgetsItsStreak() {
     AgentEvents e = agentEvents(20);
-    e.registrationFailed("akri.sh/cam-1", "x");
-    e.registrationFailed("akri.sh/cam-1", "x");
-    e.retired("akri.sh/cam-1");
-    e.registrationFailed("akri.sh/cam-1", "x");
-    e.registrationFailed("akri.sh/cam-1", "x");
+    e.accept(failed("akri.sh/cam-1", "x"));
+    e.accept(failed("akri.sh/cam-1", "x"));
+    e.accept(retired("akri.sh/cam-1"));
+    e.accept(failed("akri.sh/cam-1", "x"));
+    e.accept(failed("akri.sh/cam-1", "x"));
     assertThat(recorded).isEmpty();
   }
 }

@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.TestAgent;
-import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.events.AgentEvent;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.Pod;
 import java.io.IOException;
@@ -47,16 +48,17 @@ class DevicePluginDirFaultIT {
     try {
       Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-simulated.jar");
       Map<String, String> failures = new ConcurrentHashMap<>();
-      try (FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
-        a.agent
-            .devicePlugins()
-            .addListener(
-                new DevicePluginManager.Listener() {
-                  @Override
-                  public void registrationFailed(String resource, String reason) {
-                    failures.put(resource, reason);
-                  }
-                });
+      try (FaultAgent a =
+          FaultAgent.start(
+              tmp.resolve("agent"),
+              plugins,
+              Duration.ofSeconds(60),
+              event -> {
+                if (event instanceof AgentEvent.DevicePlugin p
+                    && p.event() instanceof DevicePluginEvent.RegistrationFailed f) {
+                  failures.put(f.resource(), f.reason());
+                }
+              })) {
         a.writeConfig(
             "sim",
             TestAgent.configuration("sim", "simulated", 1, "count: 2\nresourceName: " + SIM));

@@ -43,6 +43,17 @@ final class FaultAgent implements AutoCloseable {
     return start(root, plugins, offlineGrace, Optional.empty());
   }
 
+  /** With {@code observer} told every event of the agent's event stream. */
+  static FaultAgent start(
+      Path root,
+      Path plugins,
+      Duration offlineGrace,
+      java.util.function.Consumer<io.jakri.agent.events.AgentEvent> observer)
+      throws IOException {
+    return start(
+        root, plugins, offlineGrace, Optional.empty(), Safeguards.defaults(), -1, observer);
+  }
+
   static FaultAgent start(
       Path root, Path plugins, Duration offlineGrace, Optional<Duration> reclaimGrace)
       throws IOException {
@@ -68,6 +79,18 @@ final class FaultAgent implements AutoCloseable {
       Safeguards safeguards,
       int metricsPort)
       throws IOException {
+    return start(root, plugins, offlineGrace, reclaimGrace, safeguards, metricsPort, event -> {});
+  }
+
+  private static FaultAgent start(
+      Path root,
+      Path plugins,
+      Duration offlineGrace,
+      Optional<Duration> reclaimGrace,
+      Safeguards safeguards,
+      int metricsPort,
+      java.util.function.Consumer<io.jakri.agent.events.AgentEvent> observer)
+      throws IOException {
     Path config = Files.createDirectories(root.resolve("config"));
     Path dp = root.resolve("device-plugins");
     AgentOptions options =
@@ -85,7 +108,7 @@ final class FaultAgent implements AutoCloseable {
     }
     options = options.withSafeguards(safeguards);
     options = options.withMetricsPort(metricsPort);
-    return new FaultAgent(root, config, dp, Agent.start(options));
+    return new FaultAgent(root, config, dp, Agent.start(options, Optional.empty(), observer));
   }
 
   /** Slots held (by any node, through any resource) over every Instance of a Configuration. */

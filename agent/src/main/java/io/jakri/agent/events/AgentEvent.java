@@ -1,0 +1,63 @@
+package io.jakri.agent.events;
+
+import io.jakri.agent.allocation.SlotConflict;
+import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.discovery.PluginHandlerRegistry;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The agent's one event stream: everything its parts report that metrics, operator Events and tests
+ * react to. Each part emits its own values to a sink of its own type (so no part depends on this
+ * package, and the packages stay free of cycles); the composition root wraps them into an {@code
+ * AgentEvent} and hands each to one consumer it composes (metrics first, then Events). Consumers
+ * match on the cases with {@code instanceof}; none may block.
+ */
+public sealed interface AgentEvent {
+
+  /**
+   * From the device-plugin side: registered, registration failed, kubelet restarted, retired,
+   * allocated, advertised.
+   */
+  record DevicePlugin(DevicePluginEvent event) implements AgentEvent {
+    public DevicePlugin {
+      Objects.requireNonNull(event, "event");
+    }
+  }
+
+  /** From slot claims: a lost write or a slot held elsewhere. */
+  record Claim(SlotConflict conflict) implements AgentEvent {
+    public Claim {
+      Objects.requireNonNull(conflict, "conflict");
+    }
+  }
+
+  /** A plugin jar (or the plugins directory) could not be used. */
+  record PluginLoadFailed(PluginHandlerRegistry.LoadProblem problem) implements AgentEvent {
+    public PluginLoadFailed {
+      Objects.requireNonNull(problem, "problem");
+    }
+  }
+
+  /**
+   * One consumer handing each event to {@code consumers} in order; one consumer's failure is logged
+   * and stays its own (the others still get the event).
+   */
+  @SafeVarargs
+  static Consumer<AgentEvent> inOrder(Consumer<? super AgentEvent>... consumers) {
+    List<Consumer<? super AgentEvent>> all = List.of(consumers);
+    Logger log = LoggerFactory.getLogger(AgentEvent.class);
+    return event -> {
+      for (Consumer<? super AgentEvent> c : all) {
+        try {
+          c.accept(event);
+        } catch (RuntimeException e) {
+          log.warn("event consumer failed on {}: {}", event, e.toString());
+        }
+      }
+    };
+  }
+}

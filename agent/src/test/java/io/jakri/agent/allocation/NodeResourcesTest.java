@@ -1,0 +1,209 @@
+package io.jakri.agent.allocation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.deviceplugin.Advertiser;
+import io.jakri.agent.deviceplugin.AllocationException;
+import io.jakri.agent.deviceplugin.ResourceBackend;
+import io.jakri.agent.instance.InMemoryInstanceStore;
+import io.jakri.agent.instance.Instance;
+import io.jakri.agent.instance.InstanceStore;
+import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.instance.StoreException;
+import io.jakri.crd.SlotUsage;
+import io.jakri.handler.DiscoveredDevice;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link NodeResources} built directly: an in-memory Instance store, an in-process {@link
+ * Advertiser} that records what the node asks of the device-plugin side, and a list as the sink of
+ * slot conflicts.
+ */
+class NodeResourcesTest {
+
+  static final String NODE = "node-a";
+  static final ConfigurationSpec CAMERAS =
+      new ConfigurationSpec("cams", "simulated", "", List.of(), 2, Map.of(), Optional.empty());
+
+  final InMemoryInstanceStore memory = new InMemoryInstanceStore();
+  final RecordingAdvertiser advertiser = new RecordingAdvertiser();
+  final List<SlotConflict> conflicts = new CopyOnWriteArrayList<>();
+
+  NodeResources resources(InstanceStore store) {
+    return new NodeResources(
+        NODE,
+        new InstanceUpdates(store, new Random(1), 20, Duration.ZERO),
+        advertiser,
+        new LocalClaims(NODE),
+        Optional.empty(),
+        conflicts::add);
+  }
+
+  static LocalDevice device(String instance) {
+    return new LocalDevice(instance, CAMERAS, DiscoveredDevice.of(instance, Map.of(), true), true);
+  }
+
+  @Test
+  void aNewLocalDeviceServesItsInstanceResourceAndItsClassOnce() {
+    NodeResources resources = resources(memory);
+
+    resources.upsertLocal(device("cams-1"));
+    resources.upsertLocal(device("cams-2"));
+    resources.upsertLocal(device("cams-1").withOnline(false));
+
+    assertThat(advertiser.served)
+        .containsExactly("akri.sh/cams-1", "akri.sh/cams", "akri.sh/cams-2");
+    assertThat(advertiser.retired).isEmpty();
+    assertThat(advertiser.refreshed).contains("akri.sh/cams-1", "akri.sh/cams-2", "akri.sh/cams");
+    assertThat(resources.local("cams-1")).map(LocalDevice::online).contains(false);
+  }
+
+  @Test
+  void theClassIsRetiredWithItsLastMember() {
+    NodeResources resources = resources(memory);
+    resources.upsertLocal(device("cams-1"));
+    resources.upsertLocal(device("cams-2"));
+
+    resources.removeLocal("cams-1");
+    assertThat(advertiser.retired).containsExactly("akri.sh/cams-1");
+
+    resources.removeLocal("cams-2");
+    assertThat(advertiser.retired)
+        .containsExactly("akri.sh/cams-1", "akri.sh/cams-2", "akri.sh/cams");
+    assertThat(resources.locals()).isEmpty();
+  }
+
+  @Test
+  void aFreeSlotIsClaimedForThisNodeWithoutConflicts() throws Exception {
+    memory.create(Instance.create("cams-1", "cams", 2, true, NODE, Map.of()));
+    NodeResources resources = resources(memory);
+
+    Instance claimed = resources.claim("cams-1", List.of("cams-1-0"), slot -> nodeUse(NODE));
+
+    assertThat(claimed.deviceUsage().get("cams-1-0")).isEqualTo(nodeUse(NODE));
+    assertThat(memory.get("cams-1").orElseThrow().deviceUsage().get("cams-1-0"))
+        .isEqualTo(nodeUse(NODE));
+    assertThat(resources.claims().held("cams-1")).containsKey("cams-1-0");
+    assertThat(resources.usageOf("akri.sh/cams-1", "cams-1-0")).isEmpty(); // not discovered here
+    assertThat(conflicts).isEmpty();
+  }
+
+  @Test
+  void aSlotHeldByAnotherNodeIsRefusedAndReportedAsHeldElsewhere() throws Exception {
+    Instance created = memory.create(Instance.create("cams-1", "cams", 2, true, NODE, Map.of()));
+    memory.update(created.withUsage(Map.of("cams-1-0", nodeUse("node-b"))));
+    NodeResources resources = resources(memory);
+
+    assertThatThrownBy(() -> resources.claim("cams-1", List.of("cams-1-0"), s -> nodeUse(NODE)))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.HELD_ELSEWHERE));
+    assertThat(conflicts).containsExactly(new SlotConflict.HeldElsewhere("cams-1"));
+    assertThat(memory.get("cams-1").orElseThrow().deviceUsage().get("cams-1-0"))
+        .isEqualTo(nodeUse("node-b"));
+  }
+
+  @Test
+  void aClaimThatLostItsWriteToAnotherWriterIsRetriedAndReportsTheLostWrite() throws Exception {
+    memory.create(Instance.create("cams-1", "cams", 2, true, NODE, Map.of()));
+    NodeResources resources = resources(new OneInterveningWrite(memory));
+
+    Instance claimed = resources.claim("cams-1", List.of("cams-1-1"), slot -> nodeUse(NODE));
+
+    assertThat(claimed.deviceUsage().get("cams-1-1")).isEqualTo(nodeUse(NODE));
+    assertThat(conflicts).containsExactly(new SlotConflict.LostWrites("cams-1", 1));
+  }
+
+  @Test
+  void aClaimOnAnUnknownInstanceIsRefusedWithoutAConflict() {
+    NodeResources resources = resources(memory);
+
+    assertThatThrownBy(() -> resources.claim("cams-9", List.of("cams-9-0"), s -> nodeUse(NODE)))
+        .isInstanceOfSatisfying(
+            AllocationException.class,
+            e -> assertThat(e.reason()).isEqualTo(AllocationException.Reason.UNKNOWN_DEVICE));
+    assertThat(conflicts).isEmpty();
+  }
+
+  static SlotUsage nodeUse(String node) {
+    return new SlotUsage.NodeUse(node);
+  }
+
+  /** Records what the node asks of the device-plugin side, in order. */
+  static final class RecordingAdvertiser implements Advertiser {
+    final List<String> served = new ArrayList<>();
+    final List<String> retired = new ArrayList<>();
+    final List<String> refreshed = new ArrayList<>();
+
+    @Override
+    public synchronized void serve(ResourceBackend backend) {
+      served.add(backend.resourceName());
+    }
+
+    @Override
+    public synchronized void retire(String resource) {
+      retired.add(resource);
+    }
+
+    @Override
+    public synchronized void refresh(String resource) {
+      refreshed.add(resource);
+    }
+  }
+
+  /**
+   * The in-memory store, where another writer updates the Instance just before the first update
+   * through this view: that update then conflicts, as a lost write does against the API server.
+   */
+  static final class OneInterveningWrite implements InstanceStore {
+    private final InMemoryInstanceStore store;
+    private final AtomicBoolean intervened = new AtomicBoolean();
+
+    OneInterveningWrite(InMemoryInstanceStore store) {
+      this.store = store;
+    }
+
+    @Override
+    public Optional<Instance> get(String name) {
+      return store.get(name);
+    }
+
+    @Override
+    public List<Instance> list() {
+      return store.list();
+    }
+
+    @Override
+    public Instance create(Instance instance) throws StoreException {
+      return store.create(instance);
+    }
+
+    @Override
+    public Instance update(Instance instance) throws StoreException {
+      if (intervened.compareAndSet(false, true)) {
+        store.update(store.get(instance.name()).orElseThrow()); // the other writer's version
+      }
+      return store.update(instance);
+    }
+
+    @Override
+    public void delete(Instance instance) throws StoreException {
+      store.delete(instance);
+    }
+
+    @Override
+    public void addListener(Listener listener) {
+      store.addListener(listener);
+    }
+  }
+}

@@ -141,6 +141,17 @@ class HandlerContainmentIT {
       assertThat(maxTracked).isLessThanOrEqualTo(DiscoveryManager.MAX_DEVICES);
       assertThat(floodInstances).isLessThanOrEqualTo(DiscoveryManager.MAX_DEVICES);
       assertThat(hugeInstances).isLessThanOrEqualTo(DiscoveryManager.MAX_DEVICES);
+      if (heapDuring - heapBefore >= HEAP_GROWTH_BOUND) {
+        // What the heap holds, for whoever reads the failure.
+        Object histogram =
+            java.lang.management.ManagementFactory.getPlatformMBeanServer()
+                .invoke(
+                    new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                    "gcClassHistogram",
+                    new Object[] {new String[0]},
+                    new String[] {String[].class.getName()});
+        System.out.println(String.join("\n", String.valueOf(histogram).lines().limit(40).toList()));
+      }
       assertThat(heapDuring - heapBefore).isLessThan(HEAP_GROWTH_BOUND);
       assertThat(admitted).isGreaterThan(10);
       a.awaitAllocatable(steady, 1, Duration.ofSeconds(20));

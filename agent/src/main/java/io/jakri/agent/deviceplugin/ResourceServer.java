@@ -140,15 +140,7 @@ final class ResourceServer {
   }
 
   void start() throws IOException {
-    try {
-      server.start();
-    } catch (IOException | RuntimeException e) {
-      // A server that could not bind (no file descriptors left, a path too long) is shut down at
-      // once: gRPC keeps every server it built in its process-wide registry until it terminates,
-      // so each failed start would otherwise stay in memory for good.
-      server.shutdownNow();
-      throw e;
-    }
+    server.start();
     try {
       // Only the socket's owner (the agent's user; the kubelet runs as root) may connect.
       Files.setPosixFilePermissions(socket, OWNER_ONLY);

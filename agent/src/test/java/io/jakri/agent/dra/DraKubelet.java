@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.jakri.agent.PythonGrpc;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -21,7 +22,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * The kubelet's side of DRA in Python (Debian's {@code python3-grpcio}), its gRPC code generated at
@@ -70,10 +70,6 @@ final class DraKubelet implements AutoCloseable {
     reader.start();
   }
 
-  static String python() {
-    return Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : "python3";
-  }
-
   /** Generates the Python gRPC code into target/dra-kubelet (once per run). */
   static synchronized Path generate() throws Exception {
     Path marker = GENERATED.resolve("pluginregistration_pb2_grpc.py");
@@ -94,42 +90,13 @@ final class DraKubelet implements AutoCloseable {
         PROTOS.resolve("pluginregistration/v1/api.proto"),
         protos.resolve("pluginregistration.proto"),
         StandardCopyOption.REPLACE_EXISTING);
-    String problem = null;
-    try {
-      Process p =
-          new ProcessBuilder(
-                  "protoc",
-                  "-I" + protos,
-                  "--python_out=" + GENERATED,
-                  "--grpc_python_out=" + GENERATED,
-                  "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
-                  "dra_v1.proto",
-                  "dra_v1beta1.proto",
-                  "pluginregistration.proto")
-              .redirectErrorStream(true)
-              .start();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (p.waitFor() != 0) {
-        problem = "protoc failed: " + out;
-      }
-      Process check =
-          new ProcessBuilder(python(), "-c", "import grpc").redirectErrorStream(true).start();
-      String checkOut = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (check.waitFor() != 0) {
-        problem = "python3-grpcio missing: " + checkOut;
-      }
-    } catch (IOException e) {
-      problem = "protoc or python3 missing: " + e.getMessage();
-    }
-    if (problem != null) {
-      if ("true".equals(System.getenv("CI"))) {
-        throw new AssertionError(
-            "CI=true: the DRA kubelet stand-in needs protobuf-compiler, protobuf-compiler-grpc"
-                + " and python3-grpcio: "
-                + problem);
-      }
-      Assumptions.abort("DRA kubelet stand-in unavailable: " + problem);
-    }
+    PythonGrpc.generate(
+        "DRA kubelet stand-in",
+        protos,
+        GENERATED,
+        "dra_v1.proto",
+        "dra_v1beta1.proto",
+        "pluginregistration.proto");
     Files.copy(SCRIPT, GENERATED.resolve("dra_kubelet.py"), StandardCopyOption.REPLACE_EXISTING);
     return GENERATED;
   }
@@ -138,7 +105,7 @@ final class DraKubelet implements AutoCloseable {
   static DraKubelet start(Path registryDir) throws Exception {
     Path code = generate();
     List<String> cmd = new ArrayList<>();
-    cmd.add(python());
+    cmd.add(PythonGrpc.python());
     cmd.add("-u");
     cmd.add(code.resolve("dra_kubelet.py").toString());
     cmd.add("--registry-dir");

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.jakri.agent.PythonGrpc;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -19,7 +20,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * A discovery handler in Python (Debian's {@code python3-grpcio}), its gRPC code generated at test
@@ -66,10 +66,6 @@ final class AkriPeer implements AutoCloseable {
     reader.start();
   }
 
-  static String python() {
-    return Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : "python3";
-  }
-
   /** Generates the Python gRPC code from Akri's .proto into target/akri-peer (once per run). */
   static synchronized Path generate() throws Exception {
     Path marker = GENERATED.resolve("discovery_pb2_grpc.py");
@@ -79,40 +75,8 @@ final class AkriPeer implements AutoCloseable {
       return GENERATED;
     }
     Files.createDirectories(GENERATED);
-    String problem = null;
-    try {
-      Process p =
-          new ProcessBuilder(
-                  "protoc",
-                  "-I" + PROTO.getParent().toAbsolutePath(),
-                  "--python_out=" + GENERATED,
-                  "--grpc_python_out=" + GENERATED,
-                  "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
-                  PROTO.getFileName().toString())
-              .redirectErrorStream(true)
-              .start();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (p.waitFor() != 0) {
-        problem = "protoc failed: " + out;
-      }
-      Process check =
-          new ProcessBuilder(python(), "-c", "import grpc").redirectErrorStream(true).start();
-      String checkOut = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (check.waitFor() != 0) {
-        problem = "python3-grpcio missing: " + checkOut;
-      }
-    } catch (IOException e) {
-      problem = "protoc or python3 missing: " + e.getMessage();
-    }
-    if (problem != null) {
-      if ("true".equals(System.getenv("CI"))) {
-        throw new AssertionError(
-            "CI=true: the Python peer needs protobuf-compiler, protobuf-compiler-grpc and"
-                + " python3-grpcio: "
-                + problem);
-      }
-      Assumptions.abort("Python peer unavailable: " + problem);
-    }
+    PythonGrpc.generate(
+        "Python peer", PROTO.getParent(), GENERATED, PROTO.getFileName().toString());
     Files.copy(SCRIPT, GENERATED.resolve("akri_peer.py"), StandardCopyOption.REPLACE_EXISTING);
     return GENERATED;
   }
@@ -152,7 +116,7 @@ final class AkriPeer implements AutoCloseable {
       throws Exception {
     Path code = generate();
     List<String> cmd = new ArrayList<>();
-    cmd.add(python());
+    cmd.add(PythonGrpc.python());
     cmd.add("-u");
     cmd.add(code.resolve("akri_peer.py").toString());
     cmd.add("--dir");

@@ -46,42 +46,6 @@ public record AgentOptions(
     Optional<DraOptions> dra,
     Optional<Path> cdiDir) {
 
-  /** Options without CDI. */
-  public AgentOptions(
-      String nodeName,
-      boolean standalone,
-      Optional<Path> config,
-      boolean emulateKubelet,
-      Path devicePluginDir,
-      Path podResourcesSocket,
-      Path pluginsDir,
-      Duration offlineGrace,
-      Duration reclaimGrace,
-      WatchedNamespaces namespaces,
-      boolean tidyNode,
-      int metricsPort,
-      Safeguards safeguards,
-      Optional<ExternalHandlers.Options> externalHandlers,
-      Optional<DraOptions> dra) {
-    this(
-        nodeName,
-        standalone,
-        config,
-        emulateKubelet,
-        devicePluginDir,
-        podResourcesSocket,
-        pluginsDir,
-        offlineGrace,
-        reclaimGrace,
-        namespaces,
-        tidyNode,
-        metricsPort,
-        safeguards,
-        externalHandlers,
-        dra,
-        Optional.empty());
-  }
-
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
       String nodeName,
@@ -129,6 +93,7 @@ public record AgentOptions(
         true,
         -1,
         Safeguards.defaults(),
+        Optional.empty(),
         Optional.empty(),
         Optional.empty());
   }

@@ -163,41 +163,15 @@ public final class DiscoveryManager implements AutoCloseable {
         nanoTime,
         ClassPolicy.defaults(),
         false,
-        SlotLimits.defaults());
-  }
-
-  /**
-   * @param classPolicy which class resources a Configuration's devices may join
-   * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
-   * @param slotLimits the most slots per Configuration and in all
-   */
-  public DiscoveryManager(
-      String node,
-      HandlerRegistry handlers,
-      PropertyResolver properties,
-      DeviceSink sink,
-      ScheduledExecutorService scheduler,
-      Duration offlineGrace,
-      LongSupplier nanoTime,
-      ClassPolicy classPolicy,
-      boolean allowReservedBrokerEnv,
-      SlotLimits slotLimits) {
-    this(
-        node,
-        handlers,
-        properties,
-        sink,
-        scheduler,
-        offlineGrace,
-        nanoTime,
-        classPolicy,
-        allowReservedBrokerEnv,
-        slotLimits,
+        SlotLimits.defaults(),
         HandlerLimits.defaults());
   }
 
   /**
    * @param scheduler the agent's scheduler, for the manager's own timers; handlers never get it
+   * @param classPolicy which class resources a Configuration's devices may join
+   * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
+   * @param slotLimits the most slots per Configuration and in all
    * @param handlerLimits how long a handler call may take and how many threads a handler may strand
    */
   public DiscoveryManager(

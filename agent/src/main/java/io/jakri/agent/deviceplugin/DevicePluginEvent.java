@@ -55,4 +55,17 @@ public sealed interface DevicePluginEvent {
    * Not reported while no stream is open. Any thread.
    */
   record Advertised(String resource, boolean changed) implements DevicePluginEvent {}
+
+  /**
+   * The process is within its reserve of open files: {@code waiting} resources are not served until
+   * files are freed ({@code open} of {@code limit} in use when last counted; -1 unknown). Reported
+   * when it begins, about every half second while it lasts, and with {@code waiting} 0 when it
+   * ends. Control thread.
+   */
+  record OpenFilesLow(int waiting, long open, long limit) implements DevicePluginEvent {
+    @Override
+    public String resource() {
+      return "";
+    }
+  }
 }

@@ -84,6 +84,9 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   private ScheduledFuture<?> periodic;
   private final StartQueue queue = new StartQueue(IN_FLIGHT);
   private final Map<String, ServedResource> bySocket = new HashMap<>();
+  private final FileHeadroom headroom;
+  private boolean heldForFiles;
+  private boolean headroomRecheck;
   private volatile boolean closed;
 
   public DevicePluginManager(
@@ -106,7 +109,25 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       ScheduledExecutorService scheduler,
       Clock clock,
       Consumer<DevicePluginEvent> events) {
+    this(dir, group, grpcExecutor, scheduler, clock, events, OpenFiles.ofProcess());
+  }
+
+  /**
+   * @param events told what happens to the served resources (see {@link DevicePluginEvent} for the
+   *     threads); must not block
+   * @param files the process's open files and their limit: no server starts within a reserve of the
+   *     limit ({@link FileHeadroom})
+   */
+  public DevicePluginManager(
+      Path dir,
+      EventLoopGroup group,
+      Executor grpcExecutor,
+      ScheduledExecutorService scheduler,
+      Clock clock,
+      Consumer<DevicePluginEvent> events,
+      OpenFiles files) {
     this.dir = dir;
+    this.headroom = new FileHeadroom(files, clock);
     this.events = events;
     this.scheduler = scheduler;
     this.clock = clock;
@@ -183,6 +204,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
           ServedResource entry = entries.remove(resource);
           if (entry != null) {
             entry.cancelRetry();
+            queue.remove(entry);
             if (entry.server != null) {
               stopLater(entry, entry.server);
               entry.server = null;
@@ -372,10 +394,17 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
 
   /** Starts queued servers while fewer than {@link #IN_FLIGHT} rounds are under way; fair. */
   private void pump() {
-    while (!closed) {
+    while (!closed && queue.canTake()) {
+      if (!headroom.tryStart(queue.inFlight())) {
+        holdForFiles();
+        return;
+      }
+      if (heldForFiles) {
+        resumeAfterFiles();
+      }
       Optional<ServedResource> next = queue.next();
       if (next.isEmpty()) {
-        return;
+        break;
       }
       ServedResource entry = next.get();
       String resource = entry.backend.resourceName();
@@ -410,6 +439,68 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         entry.starting = false; // closing
         release(entry);
       }
+    }
+    if (heldForFiles && queue.size() == 0) {
+      resumeAfterFiles(); // nothing waits any more
+    }
+  }
+
+  /**
+   * Starts wait: the process is within its reserve of open files ({@link FileHeadroom}). Looks
+   * again after {@link FileHeadroom#RECOUNT}; says so once per episode (log, event). Control
+   * thread.
+   */
+  private void holdForFiles() {
+    if (!heldForFiles) {
+      heldForFiles = true;
+      LOG.warn(
+          "open files: {} of the limit of {} are in use; new device-plugin resources wait to be"
+              + " served until files are freed ({} waiting now, see the metric"
+              + " jakri_resources_waiting_open_files); raise the agent's open-files limit"
+              + " (LimitNOFILE, or the container runtime's nofile ulimit) to serve more at once",
+          headroom.lastCount().orElse(-1),
+          headroom.limit().orElse(-1),
+          queue.size());
+    }
+    if (!headroomRecheck) {
+      emit(
+          new DevicePluginEvent.OpenFilesLow(
+              queue.size(), headroom.lastCount().orElse(-1), headroom.limit().orElse(-1)));
+      try {
+        scheduler.schedule(
+            () ->
+                runOnControl(
+                    () -> {
+                      headroomRecheck = false;
+                      pump();
+                    }),
+            FileHeadroom.RECOUNT.toMillis(),
+            TimeUnit.MILLISECONDS);
+        headroomRecheck = true;
+      } catch (RejectedExecutionException e) {
+        // closing
+      }
+    }
+  }
+
+  /** Files were freed, or nothing waits any more: starts go on. Control thread. */
+  private void resumeAfterFiles() {
+    heldForFiles = false;
+    LOG.info(
+        "open files: {} of the limit of {} in use; serving the {} waiting resources again",
+        headroom.lastCount().orElse(-1),
+        headroom.limit().orElse(-1),
+        queue.size());
+    emit(
+        new DevicePluginEvent.OpenFilesLow(
+            0, headroom.lastCount().orElse(-1), headroom.limit().orElse(-1)));
+  }
+
+  private void runOnControl(Runnable task) {
+    try {
+      control.execute(task);
+    } catch (RejectedExecutionException e) {
+      // closing
     }
   }
 

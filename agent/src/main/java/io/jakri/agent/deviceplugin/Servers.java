@@ -97,6 +97,9 @@ final class Servers {
             server.start();
           } catch (IOException | RuntimeException e) {
             failure = Optional.of(e);
+            // A server that never served terminates at once; left alone, gRPC's process-wide
+            // registry of servers would keep it (and its buffers) until the resource retires.
+            server.beginStop();
           }
           Optional<Exception> outcome = failure;
           try {

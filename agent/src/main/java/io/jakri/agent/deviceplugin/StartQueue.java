@@ -1,7 +1,8 @@
 package io.jakri.agent.deviceplugin;
 
-import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Optional;
 
@@ -13,8 +14,9 @@ import java.util.Optional;
  */
 final class StartQueue {
   private final int limit;
-  private final Map<String, ArrayDeque<ServedResource>> waiting = new LinkedHashMap<>();
+  private final Map<String, LinkedHashSet<ServedResource>> waiting = new LinkedHashMap<>();
   private int inFlight;
+  private int size;
 
   StartQueue(int limit) {
     this.limit = limit;
@@ -23,7 +25,35 @@ final class StartQueue {
   /** Queues {@code entry} behind the others of its group; it is marked {@code queued}. */
   void add(ServedResource entry) {
     entry.queued = true;
-    waiting.computeIfAbsent(groupOf(entry.resource()), k -> new ArrayDeque<>()).add(entry);
+    if (waiting.computeIfAbsent(groupOf(entry.resource()), k -> new LinkedHashSet<>()).add(entry)) {
+      size++;
+    }
+  }
+
+  /** Takes {@code entry} out of the queue (retired while waiting); a no-op when not queued. */
+  void remove(ServedResource entry) {
+    if (!entry.queued) {
+      return;
+    }
+    entry.queued = false;
+    String group = groupOf(entry.resource());
+    LinkedHashSet<ServedResource> queue = waiting.get(group);
+    if (queue != null && queue.remove(entry)) {
+      size--;
+      if (queue.isEmpty()) {
+        waiting.remove(group);
+      }
+    }
+  }
+
+  /** Resources waiting for a round. */
+  int size() {
+    return size;
+  }
+
+  /** True when {@link #next()} would return a resource. */
+  boolean canTake() {
+    return inFlight < limit && !waiting.isEmpty();
   }
 
   /**
@@ -34,8 +64,13 @@ final class StartQueue {
     while (inFlight < limit && !waiting.isEmpty()) {
       var first = waiting.entrySet().iterator().next();
       String key = first.getKey();
-      ArrayDeque<ServedResource> queue = first.getValue();
-      ServedResource entry = queue.poll();
+      LinkedHashSet<ServedResource> queue = first.getValue();
+      Iterator<ServedResource> it = queue.iterator();
+      ServedResource entry = it.hasNext() ? it.next() : null;
+      if (entry != null) {
+        it.remove();
+        size--;
+      }
       waiting.remove(key);
       if (!queue.isEmpty()) {
         waiting.put(key, queue); // to the back: the next group goes first
@@ -46,6 +81,11 @@ final class StartQueue {
       }
     }
     return Optional.empty();
+  }
+
+  /** Rounds under way. */
+  int inFlight() {
+    return inFlight;
   }
 
   /** A round began. */
@@ -59,7 +99,9 @@ final class StartQueue {
   }
 
   void clear() {
+    waiting.values().forEach(q -> q.forEach(e -> e.queued = false));
     waiting.clear();
+    size = 0;
   }
 
   /** Resources grouped approximately by Configuration: the name without its last dash part. */

@@ -117,6 +117,7 @@ public final class AgentMetrics
   private final MultiGauge akriInstanceCount;
   private final Supplier<Map<String, Integer>> strandedThreads;
   private final MultiGauge handlerStranded;
+  private final AtomicLong waitingForFiles = new AtomicLong();
   private final Map<Tags, AtomicLong> akriResponseResults = new ConcurrentHashMap<>();
 
   /**
@@ -171,6 +172,11 @@ public final class AgentMetrics
             .register(registry);
     Gauge.builder("jakri.resources.served", served::getAsLong)
         .description("Device-plugin resources served now (Instance and class resources)")
+        .register(registry);
+    Gauge.builder("jakri.resources.waiting.open.files", waitingForFiles, AtomicLong::get)
+        .description(
+            "Device-plugin resources not served because the agent is within its reserve of open"
+                + " files (see process_files_open_files and process_files_max_files)")
         .register(registry);
     Gauge.builder("jakri.plugin.load.failures", pluginLoadFailures::getAsLong)
         .description("Handler plugin jars that could not be loaded")
@@ -360,6 +366,8 @@ public final class AgentMetrics
       allocateTimer(a.outcome()).record(a.took());
     } else if (event instanceof DevicePluginEvent.Advertised a) {
       advertiseLatency.advertised(a.resource(), a.changed());
+    } else if (event instanceof DevicePluginEvent.OpenFilesLow f) {
+      waitingForFiles.set(f.waiting());
     }
   }
 

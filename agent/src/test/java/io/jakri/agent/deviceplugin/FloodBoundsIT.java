@@ -132,6 +132,102 @@ class FloodBoundsIT {
     }
   }
 
+  /**
+   * Near the process's open-files limit no further server starts (each would fail its bind, and
+   * every other file the agent opens with it): the resources wait, the operator is told, and they
+   * are served once files are freed. Open files are modelled from the sockets in the directory.
+   */
+  @Test
+  void resourcesWaitForOpenFilesInsteadOfFailingAndAreServedOnceFilesAreFreed() throws Exception {
+    int resources = 50;
+    int fit = 20;
+    long base = 10; // small: the reserve is its minimum
+    java.util.concurrent.atomic.AtomicLong limit =
+        new java.util.concurrent.atomic.AtomicLong(
+            base + (long) FileHeadroom.FILES_PER_SERVER * fit + FileHeadroom.MIN_RESERVE);
+    OpenFiles files =
+        new OpenFiles() {
+          @Override
+          public java.util.OptionalLong open() {
+            try (var listing = Files.list(dir)) {
+              long sockets =
+                  listing.filter(p -> !p.getFileName().toString().equals("kubelet.sock")).count();
+              return java.util.OptionalLong.of(base + FileHeadroom.FILES_PER_SERVER * sockets);
+            } catch (java.io.IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            }
+          }
+
+          @Override
+          public java.util.OptionalLong limit() {
+            return java.util.OptionalLong.of(limit.get());
+          }
+        };
+    Set<String> registered = ConcurrentHashMap.newKeySet();
+    Server kubelet =
+        NettyServerBuilder.forAddress(
+                new DomainSocketAddress(dir.resolve("kubelet.sock").toString()))
+            .channelType(EpollServerDomainSocketChannel.class)
+            .bossEventLoopGroup(group)
+            .workerEventLoopGroup(group)
+            .executor(grpc)
+            .addService(
+                new RegistrationGrpc.RegistrationImplBase() {
+                  @Override
+                  public void register(RegisterRequest request, StreamObserver<Empty> out) {
+                    registered.add(request.getResourceName());
+                    out.onNext(Empty.getDefaultInstance());
+                    out.onCompleted();
+                  }
+                })
+            .build()
+            .start();
+    List<DevicePluginEvent.OpenFilesLow> lows = new CopyOnWriteArrayList<>();
+    List<DevicePluginEvent.RegistrationFailed> failures = new CopyOnWriteArrayList<>();
+    try (DevicePluginManager manager =
+        new DevicePluginManager(
+            dir,
+            group,
+            grpc,
+            timer,
+            Clock.systemUTC(),
+            event -> {
+              if (event instanceof DevicePluginEvent.OpenFilesLow low) {
+                lows.add(low);
+              } else if (event instanceof DevicePluginEvent.RegistrationFailed f) {
+                failures.add(f);
+              }
+            },
+            files)) {
+      manager.start();
+      for (int i = 0; i < resources; i++) {
+        manager.serve(new Devices("test.jakri.io/r-" + i, "r-" + i, 1));
+      }
+      await().atMost(DEADLINE).until(() -> registered.size() == fit);
+      await()
+          .atMost(DEADLINE)
+          .until(() -> !lows.isEmpty() && lows.get(lows.size() - 1).waiting() == resources - fit);
+      // It stays so while files are short, and nothing is tried (and failed) meanwhile.
+      await()
+          .during(Duration.ofSeconds(1))
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> registered.size() == fit);
+      assertThat(failures).isEmpty();
+      assertThat(lows.get(0).limit()).isEqualTo(limit.get());
+
+      // Two of the waiting ones are no longer wanted; the others are served once files are freed.
+      manager.retire("test.jakri.io/r-" + (resources - 1));
+      manager.retire("test.jakri.io/r-" + (resources - 2));
+      limit.addAndGet((long) FileHeadroom.FILES_PER_SERVER * resources);
+      await().atMost(DEADLINE).until(() -> registered.size() == resources - 2);
+      await().atMost(DEADLINE).until(() -> lows.get(lows.size() - 1).waiting() == 0);
+      assertThat(manager.allRegistered()).isTrue();
+      assertThat(failures).isEmpty();
+    } finally {
+      kubelet.shutdownNow();
+    }
+  }
+
   @Test
   void aListAndWatchReaderThatFallsBehindGetsTheLatestSnapshotInsteadOfEveryOne() throws Exception {
     // ~200 KB per snapshot: a handful fill the reader's flow-control window.

@@ -1,0 +1,124 @@
+package io.jakri.agent.deviceplugin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+
+class FileHeadroomTest {
+
+  /** Open files the test sets, counting how often they were counted. */
+  private static final class Files implements OpenFiles {
+    long open;
+    long limit;
+    int counts;
+
+    Files(long open, long limit) {
+      this.open = open;
+      this.limit = limit;
+    }
+
+    @Override
+    public OptionalLong open() {
+      counts++;
+      return OptionalLong.of(open);
+    }
+
+    @Override
+    public OptionalLong limit() {
+      return limit < 0 ? OptionalLong.empty() : OptionalLong.of(limit);
+    }
+  }
+
+  private static final class MovableClock extends Clock {
+    Instant now = Instant.parse("2026-11-24T00:00:00Z");
+
+    @Override
+    public ZoneOffset getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+  }
+
+  @Test
+  void theReserveIsATenthOfTheLimitWithinItsBounds() {
+    assertThat(FileHeadroom.line(OptionalLong.of(20_000))).hasValue(18_000);
+    assertThat(FileHeadroom.line(OptionalLong.of(1_048_576)))
+        .hasValue(1_048_576 - FileHeadroom.MAX_RESERVE);
+    assertThat(FileHeadroom.line(OptionalLong.of(256))).hasValue(256 - FileHeadroom.MIN_RESERVE);
+    assertThat(FileHeadroom.line(OptionalLong.empty())).isEmpty();
+    assertThat(FileHeadroom.line(OptionalLong.of(Long.MAX_VALUE))).isEmpty();
+  }
+
+  @Test
+  void startsStopAtTheLineAndGoOnOnceFilesAreFreed() {
+    Files files = new Files(100, 1000); // line at 900
+    MovableClock clock = new MovableClock();
+    FileHeadroom headroom = new FileHeadroom(files, clock);
+
+    int granted = 0;
+    while (headroom.tryStart(0)) {
+      files.open += FileHeadroom.FILES_PER_SERVER; // what each started server opens
+      granted++;
+      assertThat(granted).isLessThan(1000);
+    }
+    assertThat(headroom.over()).isTrue();
+    assertThat(files.open).isLessThanOrEqualTo(900).isGreaterThan(900 - 2L * 3);
+    assertThat(headroom.lastCount()).hasValue(files.open);
+
+    // While over the line, counted again only every RECOUNT, however often asked.
+    int counts = files.counts;
+    for (int i = 0; i < 1000; i++) {
+      assertThat(headroom.tryStart(0)).isFalse();
+    }
+    assertThat(files.counts).isEqualTo(counts);
+
+    files.open = 500; // servers retired
+    assertThat(headroom.tryStart(0)).isFalse(); // not counted again yet
+    clock.now = clock.now.plus(FileHeadroom.RECOUNT);
+    assertThat(headroom.tryStart(0)).isTrue();
+    assertThat(headroom.over()).isFalse();
+  }
+
+  @Test
+  void startsStillUnderWayCountAsIfTheirFilesWereOpen() {
+    Files files = new Files(900 - 3 * 10, 1000); // line at 900: room for 10 more servers
+    assertThat(new FileHeadroom(files, new MovableClock()).tryStart(10)).isFalse();
+    assertThat(new FileHeadroom(files, new MovableClock()).tryStart(9)).isTrue();
+  }
+
+  @Test
+  void farFromTheLineFilesAreCountedRarely() {
+    Files files = new Files(100, 1_000_000);
+    MovableClock clock = new MovableClock();
+    FileHeadroom headroom = new FileHeadroom(files, clock);
+    for (int i = 0; i < 10_000; i++) {
+      assertThat(headroom.tryStart(0)).isTrue();
+    }
+    assertThat(files.counts).isEqualTo(1);
+    clock.now = clock.now.plus(FileHeadroom.STALE);
+    files.open = 999_000; // opened by someone else meanwhile
+    assertThat(headroom.tryStart(0)).isFalse();
+    assertThat(files.counts).isEqualTo(2);
+  }
+
+  @Test
+  void withoutAKnownLimitEveryStartIsAllowed() {
+    Files files = new Files(100, -1);
+    FileHeadroom headroom = new FileHeadroom(files, new MovableClock());
+    assertThat(headroom.tryStart(0)).isTrue();
+    assertThat(files.counts).isZero();
+  }
+}

@@ -399,9 +399,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         holdForFiles();
         return;
       }
-      if (heldForFiles) {
-        resumeAfterFiles();
-      }
       Optional<ServedResource> next = queue.next();
       if (next.isEmpty()) {
         break;
@@ -441,7 +438,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       }
     }
     if (heldForFiles && queue.size() == 0) {
-      resumeAfterFiles(); // nothing waits any more
+      resumeAfterFiles();
     }
   }
 
@@ -483,14 +480,17 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     }
   }
 
-  /** Files were freed, or nothing waits any more: starts go on. Control thread. */
+  /**
+   * Nothing waits for files any more (served, or retired while waiting): the episode ends. Control
+   * thread.
+   */
   private void resumeAfterFiles() {
     heldForFiles = false;
     LOG.info(
-        "open files: {} of the limit of {} in use; serving the {} waiting resources again",
+        "open files: {} of the limit of {} in use; no device-plugin resource waits for files any"
+            + " more",
         headroom.lastCount().orElse(-1),
-        headroom.limit().orElse(-1),
-        queue.size());
+        headroom.limit().orElse(-1));
     emit(
         new DevicePluginEvent.OpenFilesLow(
             0, headroom.lastCount().orElse(-1), headroom.limit().orElse(-1)));

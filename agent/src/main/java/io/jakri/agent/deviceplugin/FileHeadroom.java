@@ -8,26 +8,29 @@ import java.util.OptionalLong;
 /**
  * Whether another device-plugin server may start without running the process out of open files.
  *
- * <p>Each served resource holds a listening socket and the kubelet's connection to it. Once the
- * process's open files come within a reserve of its limit ({@code RLIMIT_NOFILE}), starting more
- * would make every bind, dial and file open of the agent fail at random: the kubelet connection,
- * the API server's, the metrics port, plugin jars. Past that line new servers wait (they stay
- * discovered and are served once files are freed) and the agent keeps serving what it serves.
+ * <p>Each served resource holds a listening socket and the agent's end of the kubelet's connection
+ * to it ({@value #FILES_PER_SERVER} files; bench/README.md measures it). Once the process's open
+ * files come within a reserve of its limit ({@code RLIMIT_NOFILE}), starting more would make every
+ * bind, dial and file open of the agent fail at random: the kubelet connection, the API server's,
+ * the metrics port, plugin jars. Past that line new servers wait (they stay discovered and are
+ * served once files are freed) and the agent keeps serving what it serves.
  *
- * <p>The reserve is a tenth of the limit, at least {@value #MIN_RESERVE} and at most {@value
- * #MAX_RESERVE} files. Counting open files lists {@code /proc/self/fd}, which costs milliseconds at
- * tens of thousands of files, so it is counted again only when the files the starts since the last
- * count may have opened ({@value #FILES_PER_SERVER} each) could reach the line or the count is
- * older than {@link #STALE}, and, while over the line, at most every {@link #RECOUNT}. Confined to
- * one thread (the manager's control thread).
+ * <p>The reserve is a two-hundredth of the limit, at least {@value #MIN_RESERVE} and at most
+ * {@value #MAX_RESERVE} files: the agent's own files (API and kubelet connections, plugin jars,
+ * metrics) are a few dozen. Counting open files lists {@code /proc/self/fd}, which costs
+ * milliseconds at tens of thousands of files, so it is counted again only once the starts since the
+ * last count may have used half the room left (so a server that costs more than estimated, such as
+ * one whose kubelet runs in the same process, cannot overshoot the line), or the count is older
+ * than {@link #STALE}; while over the line, at most every {@link #RECOUNT}. Confined to one thread
+ * (the manager's control thread).
  */
 final class FileHeadroom {
 
-  /** Files one served resource may hold: its listening socket, the kubelet's connection, spare. */
-  static final int FILES_PER_SERVER = 3;
+  /** Files one served resource holds: its listening socket and the kubelet's connection. */
+  static final int FILES_PER_SERVER = 2;
 
   static final long MIN_RESERVE = 64;
-  static final long MAX_RESERVE = 4096;
+  static final long MAX_RESERVE = 1024;
 
   /** How often the open files are counted again while over the line. */
   static final Duration RECOUNT = Duration.ofMillis(500);
@@ -55,7 +58,7 @@ final class FileHeadroom {
       return OptionalLong.empty();
     }
     long max = limit.getAsLong();
-    long reserve = Math.max(MIN_RESERVE, Math.min(MAX_RESERVE, max / 10));
+    long reserve = Math.max(MIN_RESERVE, Math.min(MAX_RESERVE, max / 200));
     return OptionalLong.of(Math.max(0, max - reserve));
   }
 
@@ -71,9 +74,14 @@ final class FileHeadroom {
       return true;
     }
     Instant now = clock.instant();
-    long estimate =
-        counted < 0 ? Long.MAX_VALUE : counted + FILES_PER_SERVER * (startsSinceCount + 1);
-    if (estimate > line.getAsLong() || !now.isBefore(countedAt.plus(STALE))) {
+    long estimated = FILES_PER_SERVER * (startsSinceCount + 1);
+    boolean fresh =
+        counted >= 0
+            && !over
+            && now.isBefore(countedAt.plus(STALE))
+            && counted + estimated <= line.getAsLong()
+            && estimated <= Math.max(FILES_PER_SERVER, (line.getAsLong() - counted) / 2);
+    if (!fresh) {
       if (over && now.isBefore(countedAt.plus(RECOUNT))) {
         return false;
       }

@@ -243,8 +243,16 @@ public final class AgentEvents implements java.util.function.Consumer<AgentEvent
   private void warn(Budget budget, ObjectRef ref, String reason, String message) {
     if (budget.tryAcquire()) {
       events.warning(ref, reason, message);
+    } else if (budget.refusedSinceGrant() == 1) {
+      // One line per streak: a kubelet refusing thousands of resources must not flood the log.
+      LOG.warn(
+          "{} {} (Event budget used up, not recorded; further ones are logged at debug until the"
+              + " budget frees): {}",
+          ref,
+          reason,
+          message);
     } else {
-      LOG.warn("{} {} (Event budget used up, not recorded): {}", ref, reason, message);
+      LOG.debug("{} {} (Event budget used up, not recorded): {}", ref, reason, message);
     }
   }
 

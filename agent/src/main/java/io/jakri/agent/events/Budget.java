@@ -16,6 +16,7 @@ public final class Budget {
   private final int max;
   private final Duration window;
   private final ArrayDeque<Instant> granted = new ArrayDeque<>();
+  private long refusedSinceGrant;
 
   public Budget(Clock clock, int max, Duration window) {
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -33,9 +34,19 @@ public final class Budget {
       granted.pollFirst();
     }
     if (granted.size() >= max) {
+      refusedSinceGrant++;
       return false;
     }
     granted.addLast(now);
+    refusedSinceGrant = 0;
     return true;
+  }
+
+  /**
+   * Refusals since the last grant: 1 right after the first refusal of a streak (the one worth
+   * telling about), 0 after a grant.
+   */
+  public synchronized long refusedSinceGrant() {
+    return refusedSinceGrant;
   }
 }

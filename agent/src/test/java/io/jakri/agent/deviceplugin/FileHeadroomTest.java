@@ -2,9 +2,7 @@ package io.jakri.agent.deviceplugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneOffset;
+import io.jakri.agent.MutableClock;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
@@ -33,28 +31,9 @@ class FileHeadroomTest {
     }
   }
 
-  private static final class MovableClock extends Clock {
-    Instant now = Instant.parse("2026-11-24T00:00:00Z");
-
-    @Override
-    public ZoneOffset getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-  }
-
   @Test
-  void theReserveIsATenthOfTheLimitWithinItsBounds() {
-    assertThat(FileHeadroom.line(OptionalLong.of(20_000))).hasValue(18_000);
+  void theReserveIsATwoHundredthOfTheLimitWithinItsBounds() {
+    assertThat(FileHeadroom.line(OptionalLong.of(20_000))).hasValue(19_900);
     assertThat(FileHeadroom.line(OptionalLong.of(1_048_576)))
         .hasValue(1_048_576 - FileHeadroom.MAX_RESERVE);
     assertThat(FileHeadroom.line(OptionalLong.of(256))).hasValue(256 - FileHeadroom.MIN_RESERVE);
@@ -64,8 +43,8 @@ class FileHeadroomTest {
 
   @Test
   void startsStopAtTheLineAndGoOnOnceFilesAreFreed() {
-    Files files = new Files(100, 1000); // line at 900
-    MovableClock clock = new MovableClock();
+    Files files = new Files(100, 1000); // line at 936 (the reserve's minimum)
+    MutableClock clock = new MutableClock();
     FileHeadroom headroom = new FileHeadroom(files, clock);
 
     int granted = 0;
@@ -75,7 +54,7 @@ class FileHeadroomTest {
       assertThat(granted).isLessThan(1000);
     }
     assertThat(headroom.over()).isTrue();
-    assertThat(files.open).isLessThanOrEqualTo(900).isGreaterThan(900 - 2L * 3);
+    assertThat(files.open).isLessThanOrEqualTo(936).isGreaterThan(936 - 2L * 2);
     assertThat(headroom.lastCount()).hasValue(files.open);
 
     // While over the line, counted again only every RECOUNT, however often asked.
@@ -87,28 +66,39 @@ class FileHeadroomTest {
 
     files.open = 500; // servers retired
     assertThat(headroom.tryStart(0)).isFalse(); // not counted again yet
-    clock.now = clock.now.plus(FileHeadroom.RECOUNT);
+    clock.advance(FileHeadroom.RECOUNT);
     assertThat(headroom.tryStart(0)).isTrue();
     assertThat(headroom.over()).isFalse();
   }
 
   @Test
   void startsStillUnderWayCountAsIfTheirFilesWereOpen() {
-    Files files = new Files(900 - 3 * 10, 1000); // line at 900: room for 10 more servers
-    assertThat(new FileHeadroom(files, new MovableClock()).tryStart(10)).isFalse();
-    assertThat(new FileHeadroom(files, new MovableClock()).tryStart(9)).isTrue();
+    Files files = new Files(936 - 2 * 10, 1000); // line at 936: room for 10 more servers
+    assertThat(new FileHeadroom(files, new MutableClock()).tryStart(10)).isFalse();
+    assertThat(new FileHeadroom(files, new MutableClock()).tryStart(9)).isTrue();
+  }
+
+  @Test
+  void serversCostingMoreThanEstimatedStillStopAtTheLineWithFewCounts() {
+    Files files = new Files(1_000, 20_000); // line at 19,900
+    FileHeadroom headroom = new FileHeadroom(files, new MutableClock());
+    while (headroom.tryStart(0)) {
+      files.open += 3; // a kubelet in the same process holds the third file
+    }
+    assertThat(files.open).isBetween(19_900L - 3, 19_900L + 1);
+    assertThat(files.counts).isLessThan(40);
   }
 
   @Test
   void farFromTheLineFilesAreCountedRarely() {
     Files files = new Files(100, 1_000_000);
-    MovableClock clock = new MovableClock();
+    MutableClock clock = new MutableClock();
     FileHeadroom headroom = new FileHeadroom(files, clock);
     for (int i = 0; i < 10_000; i++) {
       assertThat(headroom.tryStart(0)).isTrue();
     }
     assertThat(files.counts).isEqualTo(1);
-    clock.now = clock.now.plus(FileHeadroom.STALE);
+    clock.advance(FileHeadroom.STALE);
     files.open = 999_000; // opened by someone else meanwhile
     assertThat(headroom.tryStart(0)).isFalse();
     assertThat(files.counts).isEqualTo(2);
@@ -117,7 +107,7 @@ class FileHeadroomTest {
   @Test
   void withoutAKnownLimitEveryStartIsAllowed() {
     Files files = new Files(100, -1);
-    FileHeadroom headroom = new FileHeadroom(files, new MovableClock());
+    FileHeadroom headroom = new FileHeadroom(files, new MutableClock());
     assertThat(headroom.tryStart(0)).isTrue();
     assertThat(files.counts).isZero();
   }

@@ -26,6 +26,20 @@ class BudgetTest {
   }
 
   @Test
+  void countsTheRefusalsOfAStreakSoOnlyItsFirstIsTold() {
+    Budget budget = new Budget(clock, 1, Duration.ofMinutes(10));
+    assertThat(budget.tryAcquire()).isTrue();
+    assertThat(budget.refusedSinceGrant()).isZero();
+    assertThat(budget.tryAcquire()).isFalse();
+    assertThat(budget.refusedSinceGrant()).isEqualTo(1);
+    assertThat(budget.tryAcquire()).isFalse();
+    assertThat(budget.refusedSinceGrant()).isEqualTo(2);
+    clock.advance(Duration.ofMinutes(10));
+    assertThat(budget.tryAcquire()).isTrue();
+    assertThat(budget.refusedSinceGrant()).isZero();
+  }
+
+  @Test
   void refusesNonsenseLimits() {
     assertThatThrownBy(() -> new Budget(clock, 0, Duration.ofMinutes(1)))
         .isInstanceOf(IllegalArgumentException.class);

@@ -6,8 +6,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import io.jakri.agent.allocation.EnvContract;
-import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
@@ -45,9 +43,6 @@ import v0.DiscoveryHandlerGrpc;
 final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointListener {
 
   private static final Logger LOG = LoggerFactory.getLogger(ExternalDiscovery.class);
-
-  private static final long MIN_RETRY_MS = 250;
-  private static final long MAX_RETRY_MS = 5_000;
 
   private final String name;
   private final String configuration;
@@ -131,7 +126,7 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
           configuration,
           name,
           endpoint.endpoint());
-      s.attempts = 0;
+      s.failures.resetBackoff();
       s.dial();
     }
   }
@@ -175,76 +170,13 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
     listener.devices(List.copyOf(merged.values()));
   }
 
-  /** Akri's device, as the agent's: properties a container could never get are left out. */
-  static List<DiscoveredDevice> devices(
-      DiscoverResponse response, boolean shared, String configuration, ExternalEndpoint from) {
-    int count = response.getDevicesCount();
-    int taken = Math.min(count, DiscoveryManager.MAX_DEVICES);
-    List<DiscoveredDevice> devices = new ArrayList<>(taken);
-    int droppedProperties = 0;
-    for (int i = 0; i < taken; i++) {
-      v0.Discovery.Device d = response.getDevices(i);
-      Map<String, String> properties = new LinkedHashMap<>();
-      for (Map.Entry<String, String> p : d.getPropertiesMap().entrySet()) {
-        if (p.getKey().length() <= EnvContract.MAX_NAME_LENGTH
-            && p.getValue().length() <= EnvContract.MAX_VALUE_LENGTH) {
-          properties.put(p.getKey(), p.getValue());
-        } else {
-          droppedProperties++;
-        }
-      }
-      devices.add(
-          new DiscoveredDevice(
-              d.getId(),
-              properties,
-              d.getMountsList().stream()
-                  .map(
-                      m ->
-                          new DiscoveredDevice.Mount(
-                              m.getContainerPath(), m.getHostPath(), m.getReadOnly()))
-                  .toList(),
-              d.getDeviceSpecsList().stream()
-                  .map(
-                      s ->
-                          new DiscoveredDevice.DeviceSpec(
-                              s.getContainerPath(), s.getHostPath(), s.getPermissions()))
-                  .toList(),
-              Map.of(),
-              Optional.empty(),
-              shared));
-    }
-    if (count > taken) {
-      LOG.warn(
-          "configuration {}: handler {} at {} reported {} devices; only the first {} are used",
-          configuration,
-          from.name(),
-          from.endpoint(),
-          count,
-          taken);
-    }
-    if (droppedProperties > 0) {
-      LOG.warn(
-          "configuration {}: handler {} at {} reported {} properties longer than {} characters"
-              + " (name) or {} (value); they are left out",
-          configuration,
-          from.name(),
-          from.endpoint(),
-          droppedProperties,
-          EnvContract.MAX_NAME_LENGTH,
-          EnvContract.MAX_VALUE_LENGTH);
-    }
-    return devices;
-  }
-
   /** The stream to one endpoint; guarded by the discovery's lock. */
   private final class EndpointStream {
     final ExternalEndpoint endpoint;
     final CountDownLatch firstAnswer = new CountDownLatch(1);
+    final StreamFailures failures = new StreamFailures(handlers.settings().dropAfter());
     volatile String invalid;
-    int attempts;
     long generation;
-    long failingSince = -1;
-    String firstFailure;
     ClientCallStreamObserver<DiscoverRequest> call;
     ScheduledFuture<?> retry;
     ScheduledFuture<?> silence;
@@ -255,7 +187,7 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
     }
 
     boolean failing() {
-      return failingSince >= 0;
+      return failures.failing();
     }
 
     void dial() {
@@ -293,7 +225,8 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
                   @Override
                   public void onNext(DiscoverResponse response) {
                     List<DiscoveredDevice> devices =
-                        devices(response, endpoint.shared(), configuration, endpoint);
+                        DiscoverResponses.devices(
+                            response, endpoint.shared(), configuration, endpoint);
                     synchronized (ExternalDiscovery.this) {
                       if (gen != generation || closed) {
                         return;
@@ -308,9 +241,7 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
                               endpoint.endpoint());
                         }
                       }
-                      failingSince = -1;
-                      firstFailure = null;
-                      attempts = 0;
+                      failures.answered();
                       snapshots.put(endpoint.key(), devices);
                       publish();
                     }
@@ -417,29 +348,12 @@ final class ExternalDiscovery implements Discovery, ExternalHandlers.EndpointLis
                     + invalid;
           }
         } else {
-          long now = handlers.nanoTime().getAsLong();
-          if (failingSince < 0) {
-            failingSince = now;
-            firstFailure = description;
-          }
-          long failingMs = (now - failingSince) / 1_000_000;
-          long dropMs = handlers.settings().dropAfter().toMillis();
-          if (failingMs >= dropMs) {
+          StreamFailures.Next next = failures.failed(handlers.nanoTime().getAsLong(), description);
+          if (next instanceof StreamFailures.Drop drop) {
             toDrop = endpoint;
-            dropReason =
-                "Discover kept failing for "
-                    + failingMs
-                    + " ms ("
-                    + (firstFailure.equals(description) ? "" : "first: " + firstFailure + "; ")
-                    + "last: "
-                    + description
-                    + ")";
+            dropReason = drop.reason();
           } else {
-            long delay =
-                Math.min(
-                    Math.min(MAX_RETRY_MS, MIN_RETRY_MS << Math.min(attempts, 5)),
-                    Math.max(1, dropMs - failingMs));
-            attempts++;
+            long delay = ((StreamFailures.Retry) next).delayMs();
             LOG.warn(
                 "configuration {}: handler {} at {}: {}; dialling again in {} ms",
                 configuration,

@@ -1,27 +1,12 @@
 package io.jakri.agent.external;
 
 import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.InternalNettyChannelBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.InternalNettyServerBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.grpc.stub.StreamObserver;
 import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.handler.DiscoveryHandler;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,13 +18,10 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import v0.Discovery.Empty;
 import v0.Discovery.RegisterDiscoveryHandlerRequest;
-import v0.RegistrationGrpc;
 
 /**
  * External discovery handlers speaking Akri's protocol: serves {@code v0.Registration} on {@code
@@ -83,8 +65,6 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
 
   /** Largest gRPC message accepted from a handler or a registering process. */
   public static final int MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-
-  private static final int MAX_REGISTRATION_BYTES = 16 * 1024;
 
   /**
    * Timing of external handlers.
@@ -183,8 +163,8 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
   private final RegistrationFile file;
   private final Map<String, NameGroup> groups = new LinkedHashMap<>();
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
-  private final RateLimit rate;
-  private Server server;
+  private final RegistrationSocket registration;
+  private final RegistrationService service;
   private volatile boolean closed;
   private volatile PropertyBytes propertyBytes = configuration -> Optional.empty();
 
@@ -240,7 +220,10 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
     this.settings = settings;
     this.nanoTime = nanoTime;
     this.file = new RegistrationFile(this.directory);
-    this.rate = new RateLimit(settings.registrationsPerSecond(), nanoTime);
+    this.registration = new RegistrationSocket(socket, group, executor);
+    this.service =
+        new RegistrationService(
+            this.directory, settings.registrationsPerSecond(), nanoTime, this::register);
   }
 
   /** The discovery-handlers directory. */
@@ -271,14 +254,7 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
    */
   public void start() throws IOException {
     Files.createDirectories(directory);
-    if (Files.exists(socket) || Files.isSymbolicLink(socket)) {
-      if (answers(socket)) {
-        throw new IOException(
-            socket + " answers: another agent serves this discovery-handlers directory");
-      }
-      Files.delete(socket);
-      LOG.info("removed stale registration socket {}", socket);
-    }
+    registration.removeStale();
     for (RegisterDiscoveryHandlerRequest saved : file.load()) {
       // A Unix socket that is gone is a handler that is gone; a NETWORK one is dialled to know.
       ExternalEndpoint.Checked checked = ExternalEndpoint.check(saved, directory, true);
@@ -288,36 +264,7 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
         LOG.warn("saved registration not restored: {}", r.reason());
       }
     }
-    NettyServerBuilder builder =
-        NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-            .channelType(EpollServerDomainSocketChannel.class)
-            .bossEventLoopGroup(group)
-            .workerEventLoopGroup(group)
-            .executor(executor)
-            .maxInboundMessageSize(MAX_REGISTRATION_BYTES)
-            .maxInboundMetadataSize(MAX_REGISTRATION_BYTES)
-            .maxConcurrentCallsPerConnection(16)
-            .maxConnectionIdle(1, TimeUnit.MINUTES)
-            .handshakeTimeout(5, TimeUnit.SECONDS)
-            .addService(new RegistrationService());
-    InternalNettyServerBuilder.setStatsEnabled(builder, false);
-    InternalNettyServerBuilder.setTracingEnabled(builder, false);
-    server = builder.build().start();
-    try {
-      Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
-    } catch (IOException | UnsupportedOperationException e) {
-      LOG.warn("could not make {} owner-only: {}", socket, e.toString());
-    }
-    LOG.info("serving Akri's discovery-handler registration on {}", socket);
-  }
-
-  private static boolean answers(Path socket) {
-    try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-      ch.connect(UnixDomainSocketAddress.of(socket));
-      return true;
-    } catch (IOException | RuntimeException e) {
-      return false;
-    }
+    registration.serve(service);
   }
 
   /** Registers (or registers again) an endpoint; false when refused for the endpoint limit. */
@@ -438,27 +385,7 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
       return Optional.empty();
     }
     if (r.channel == null) {
-      NettyChannelBuilder builder =
-          endpoint.type() == ExternalEndpoint.Type.UDS
-              ? NettyChannelBuilder.forAddress(new DomainSocketAddress(endpoint.endpoint()))
-                  .channelType(EpollDomainSocketChannel.class)
-              : NettyChannelBuilder.forAddress(endpoint.host(), endpoint.port())
-                  .channelType(EpollSocketChannel.class);
-      builder
-          .eventLoopGroup(group)
-          .executor(executor)
-          .usePlaintext()
-          .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-          .maxInboundMetadataSize(MAX_REGISTRATION_BYTES)
-          // A handler that stops answering (process frozen, host gone) is noticed by its HTTP/2
-          // stack not answering PINGs; only while a Discover stream is open, so an unused
-          // handler is never pinged (servers that police PINGs are strictest without calls).
-          .keepAliveTime(settings.keepalive().toNanos(), TimeUnit.NANOSECONDS)
-          .keepAliveTimeout(settings.keepaliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
-          .keepAliveWithoutCalls(false);
-      InternalNettyChannelBuilder.setStatsEnabled(builder, false);
-      InternalNettyChannelBuilder.setTracingEnabled(builder, false);
-      r.channel = builder.build();
+      r.channel = EndpointChannels.open(endpoint, group, executor, settings);
     }
     return Optional.of(r.channel);
   }
@@ -504,24 +431,7 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
    * stream the stopping agent ends registers with the next agent, not with this one).
    */
   public void stopServing() {
-    Server s;
-    synchronized (this) {
-      s = server;
-      server = null;
-    }
-    if (s != null) {
-      s.shutdownNow();
-      try {
-        s.awaitTermination(2, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      try {
-        Files.deleteIfExists(socket);
-      } catch (IOException e) {
-        LOG.debug("removing {}: {}", socket, e.toString());
-      }
-    }
+    registration.stop();
   }
 
   @Override
@@ -536,80 +446,6 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
       if (c != null) {
         c.shutdownNow();
       }
-    }
-  }
-
-  /** {@code v0.Registration}: checks each request, rate-limited, and registers it. */
-  private final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
-    @Override
-    public void registerDiscoveryHandler(
-        RegisterDiscoveryHandlerRequest request, StreamObserver<Empty> response) {
-      if (!rate.tryAcquire()) {
-        long refused = rate.refusedNow();
-        if (refused == 1 || refused % 1000 == 0) {
-          LOG.warn(
-              "registration of \"{}\" refused: more than {} registrations per second ({} refused"
-                  + " so far)",
-              ExternalEndpoint.shorten(request.getName()),
-              settings.registrationsPerSecond(),
-              refused);
-        }
-        response.onError(
-            Status.RESOURCE_EXHAUSTED
-                .withDescription("too many registrations; retry later")
-                .asRuntimeException());
-        return;
-      }
-      ExternalEndpoint.Checked checked = ExternalEndpoint.check(request, directory, true);
-      if (checked instanceof ExternalEndpoint.Refused r) {
-        LOG.warn("discovery handler registration refused: {}", r.reason());
-        response.onError(Status.INVALID_ARGUMENT.withDescription(r.reason()).asRuntimeException());
-        return;
-      }
-      ExternalEndpoint endpoint = ((ExternalEndpoint.Accepted) checked).endpoint();
-      if (!register(endpoint, "registered through " + SOCKET_NAME)) {
-        String reason =
-            "registration of " + endpoint.key() + " refused: " + MAX_ENDPOINTS + " endpoints";
-        LOG.warn("discovery handler {}", reason);
-        response.onError(Status.RESOURCE_EXHAUSTED.withDescription(reason).asRuntimeException());
-        return;
-      }
-      response.onNext(Empty.getDefaultInstance());
-      response.onCompleted();
-    }
-  }
-
-  /** A token bucket: {@code perSecond} per second, bursts of twice that. */
-  static final class RateLimit {
-    private final double perNano;
-    private final double burst;
-    private final LongSupplier nanoTime;
-    private double tokens;
-    private long last;
-    private long refused;
-
-    RateLimit(int perSecond, LongSupplier nanoTime) {
-      this.perNano = perSecond / 1e9;
-      this.burst = 2.0 * perSecond;
-      this.nanoTime = nanoTime;
-      this.tokens = burst;
-      this.last = nanoTime.getAsLong();
-    }
-
-    synchronized boolean tryAcquire() {
-      long now = nanoTime.getAsLong();
-      tokens = Math.min(burst, tokens + (now - last) * perNano);
-      last = now;
-      if (tokens >= 1) {
-        tokens -= 1;
-        return true;
-      }
-      refused++;
-      return false;
-    }
-
-    synchronized long refusedNow() {
-      return refused;
     }
   }
 }

@@ -51,7 +51,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Discovery and store events only mark a Configuration dirty; one thread recomputes dirty pools
  * after {@code debounce}, so a burst of changes costs one write per slice. A failed write is
- * retried with backoff.
+ * retried with backoff. The pools' devices come from {@link DesiredPools}, their writing from
+ * {@link PoolWriter}.
  */
 public final class ResourceSlicePublisher implements InstanceStore.Listener, AutoCloseable {
 

@@ -8,13 +8,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -45,7 +42,9 @@ import v0.Discovery.RegisterDiscoveryHandlerRequest;
  *       {@value #MAX_ENDPOINTS} endpoints, messages of at most {@value #MAX_MESSAGE_BYTES} bytes.
  * </ul>
  *
- * <p>All gRPC servers and channels run on the agent's one Netty event loop group.
+ * <p>All gRPC servers and channels run on the agent's one Netty event loop group. The socket and
+ * its service are {@link RegistrationSocket} and {@link RegistrationService}; the endpoints by
+ * name, with their channels and subscribers, are kept in an {@link EndpointTable}.
  */
 public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
 
@@ -161,7 +160,7 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
   private final Settings settings;
   private final LongSupplier nanoTime;
   private final RegistrationFile file;
-  private final Map<String, NameGroup> groups = new LinkedHashMap<>();
+  private final EndpointTable table;
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private final RegistrationSocket registration;
   private final RegistrationService service;
@@ -186,25 +185,6 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
     return propertyBytes;
   }
 
-  private final class NameGroup {
-    final ExternalHandler handler;
-    final Map<String, Registered> endpoints = new LinkedHashMap<>();
-    final List<EndpointListener> subscribers = new CopyOnWriteArrayList<>();
-
-    NameGroup(String name) {
-      this.handler = new ExternalHandler(name, ExternalHandlers.this);
-    }
-  }
-
-  private static final class Registered {
-    final ExternalEndpoint endpoint;
-    ManagedChannel channel;
-
-    Registered(ExternalEndpoint endpoint) {
-      this.endpoint = endpoint;
-    }
-  }
-
   public ExternalHandlers(
       Path directory,
       EventLoopGroup group,
@@ -220,6 +200,7 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
     this.settings = settings;
     this.nanoTime = nanoTime;
     this.file = new RegistrationFile(this.directory);
+    this.table = new EndpointTable(MAX_ENDPOINTS, name -> new ExternalHandler(name, this));
     this.registration = new RegistrationSocket(socket, group, executor);
     this.service =
         new RegistrationService(
@@ -269,55 +250,38 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
 
   /** Registers (or registers again) an endpoint; false when refused for the endpoint limit. */
   boolean register(ExternalEndpoint endpoint, String source) {
-    boolean newName;
-    boolean again = false;
-    ExternalEndpoint replaced = null;
-    ManagedChannel oldChannel = null;
-    List<EndpointListener> subscribers;
+    EndpointTable.Registration r;
     synchronized (this) {
       if (closed) {
         return false;
       }
-      NameGroup g = groups.get(endpoint.name());
-      newName = g == null;
-      Registered existing = g == null ? null : g.endpoints.get(endpoint.key());
-      if (existing == null && endpointCount() >= MAX_ENDPOINTS) {
+      Optional<EndpointTable.Registration> accepted = table.register(endpoint);
+      if (accepted.isEmpty()) {
         return false;
       }
-      if (g == null) {
-        g = new NameGroup(endpoint.name());
-        groups.put(endpoint.name(), g);
+      r = accepted.get();
+      if (!r.again()) {
+        file.save(table.all());
       }
-      if (existing != null && existing.endpoint.equals(endpoint)) {
-        again = true;
-      } else {
-        if (existing != null) {
-          replaced = existing.endpoint;
-          oldChannel = existing.channel;
-        }
-        g.endpoints.put(endpoint.key(), new Registered(endpoint));
-        file.save(all());
-      }
-      subscribers = List.copyOf(g.subscribers);
     }
-    if (oldChannel != null) {
-      oldChannel.shutdownNow();
+    if (r.oldChannel() != null) {
+      r.oldChannel().shutdownNow();
     }
     LOG.info(
         "discovery handler {} {} at {} ({}, {}; {})",
         endpoint.name(),
-        again ? "registered again" : "registered",
+        r.again() ? "registered again" : "registered",
         endpoint.endpoint(),
         endpoint.type(),
         endpoint.shared() ? "shared" : "not shared",
         source);
-    for (EndpointListener l : subscribers) {
-      if (replaced != null) {
-        l.dropped(replaced);
+    for (EndpointListener l : r.subscribers()) {
+      if (r.replaced() != null) {
+        l.dropped(r.replaced());
       }
-      l.registered(endpoint, again);
+      l.registered(endpoint, r.again());
     }
-    if (newName) {
+    if (r.newName()) {
       fireChanged();
     }
     return true;
@@ -325,23 +289,14 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
 
   /** Drops an endpoint (its stream kept failing); its devices turn unhealthy. */
   void drop(ExternalEndpoint endpoint, String reason) {
-    boolean nameGone;
-    ManagedChannel channel;
-    List<EndpointListener> subscribers;
+    EndpointTable.Removal r;
     synchronized (this) {
-      NameGroup g = groups.get(endpoint.name());
-      Registered r = g == null ? null : g.endpoints.get(endpoint.key());
-      if (r == null || !r.endpoint.equals(endpoint)) {
+      Optional<EndpointTable.Removal> removed = table.drop(endpoint);
+      if (removed.isEmpty()) {
         return;
       }
-      g.endpoints.remove(endpoint.key());
-      channel = r.channel;
-      nameGone = g.endpoints.isEmpty();
-      if (nameGone) {
-        groups.remove(endpoint.name());
-      }
-      subscribers = List.copyOf(g.subscribers);
-      file.save(all());
+      r = removed.get();
+      file.save(table.all());
     }
     LOG.warn(
         "discovery handler {} at {} dropped: {}; its devices are unhealthy until it registers"
@@ -349,60 +304,38 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
         endpoint.name(),
         endpoint.endpoint(),
         reason);
-    if (channel != null) {
-      channel.shutdownNow();
+    if (r.channel() != null) {
+      r.channel().shutdownNow();
     }
-    for (EndpointListener l : subscribers) {
+    for (EndpointListener l : r.subscribers()) {
       l.dropped(endpoint);
     }
-    if (nameGone) {
+    if (r.nameGone()) {
       fireChanged();
     }
   }
 
   /** Endpoints of {@code name} now, subscribing {@code listener} to later changes atomically. */
   synchronized List<ExternalEndpoint> subscribe(String name, EndpointListener listener) {
-    NameGroup g = groups.get(name);
-    if (g == null) {
-      return List.of();
-    }
-    g.subscribers.add(listener);
-    return g.endpoints.values().stream().map(r -> r.endpoint).toList();
+    return table.subscribe(name, listener);
   }
 
   synchronized void unsubscribe(String name, EndpointListener listener) {
-    NameGroup g = groups.get(name);
-    if (g != null) {
-      g.subscribers.remove(listener);
-    }
+    table.unsubscribe(name, listener);
   }
 
   /** The channel to a registered endpoint, created on first use; empty once it was dropped. */
   synchronized Optional<ManagedChannel> channel(ExternalEndpoint endpoint) {
-    NameGroup g = groups.get(endpoint.name());
-    Registered r = g == null ? null : g.endpoints.get(endpoint.key());
-    if (r == null || !r.endpoint.equals(endpoint) || closed) {
+    if (closed) {
       return Optional.empty();
     }
-    if (r.channel == null) {
-      r.channel = EndpointChannels.open(endpoint, group, executor, settings);
-    }
-    return Optional.of(r.channel);
-  }
-
-  private int endpointCount() {
-    return groups.values().stream().mapToInt(g -> g.endpoints.size()).sum();
-  }
-
-  private List<ExternalEndpoint> all() {
-    List<ExternalEndpoint> list = new ArrayList<>();
-    groups.values().forEach(g -> g.endpoints.values().forEach(r -> list.add(r.endpoint)));
-    return list;
+    return table.channel(
+        endpoint, () -> EndpointChannels.open(endpoint, group, executor, settings));
   }
 
   /** Every endpoint registered now (for status and tests). */
   public synchronized List<ExternalEndpoint> endpoints() {
-    return all();
+    return table.all();
   }
 
   private void fireChanged() {
@@ -412,13 +345,12 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
 
   @Override
   public synchronized Optional<DiscoveryHandler> find(String name) {
-    NameGroup g = groups.get(name);
-    return g == null ? Optional.empty() : Optional.of(g.handler);
+    return table.handler(name).map(DiscoveryHandler.class::cast);
   }
 
   @Override
   public synchronized Set<String> names() {
-    return new TreeSet<>(groups.keySet());
+    return table.names();
   }
 
   @Override
@@ -437,15 +369,11 @@ public final class ExternalHandlers implements HandlerRegistry, AutoCloseable {
   @Override
   public void close() {
     stopServing();
-    List<ManagedChannel> channels = new ArrayList<>();
+    List<ManagedChannel> channels;
     synchronized (this) {
       closed = true;
-      groups.values().forEach(g -> g.endpoints.values().forEach(r -> channels.add(r.channel)));
+      channels = table.channels();
     }
-    for (ManagedChannel c : channels) {
-      if (c != null) {
-        c.shutdownNow();
-      }
-    }
+    channels.forEach(ManagedChannel::shutdownNow);
   }
 }

@@ -1,7 +1,8 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.Safeguards;
 import io.jakri.agent.discovery.SlotLimits;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;

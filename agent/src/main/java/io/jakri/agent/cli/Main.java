@@ -1,5 +1,9 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
+import io.jakri.agent.Agent;
+import io.jakri.agent.AgentOptions;
+import io.jakri.agent.OutOfMemoryExit;
+import io.jakri.agent.Safeguards;
 import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.dra.DraOptions;

@@ -409,8 +409,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         continue; // retired while waiting
       }
       Path socket =
-          dir.resolve(
-              entry.backend.socketStem() + "-" + clock.instant().getEpochSecond() + ".sock");
+          SocketNames.socket(dir, entry.backend.socketStem(), clock.instant().getEpochSecond());
       boolean mustWait =
           entry
               .previous

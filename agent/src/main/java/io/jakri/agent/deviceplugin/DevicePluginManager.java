@@ -343,8 +343,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         continue; // retired while waiting
       }
       Path socket =
-          dir.resolve(
-              entry.backend.socketStem() + "-" + clock.instant().getEpochSecond() + ".sock");
+          SocketNames.socket(dir, entry.backend.socketStem(), clock.instant().getEpochSecond());
       Optional<CompletableFuture<Void>> previous =
           entry.mustWaitForPrevious(socket) ? servers.stopping(resource) : Optional.empty();
       entry.starting = true;

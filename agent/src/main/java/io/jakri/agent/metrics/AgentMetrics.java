@@ -8,6 +8,8 @@ import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.HandlerFailure;
+import io.jakri.agent.discovery.Refusal;
 import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
@@ -417,7 +419,7 @@ public final class AgentMetrics
   }
 
   @Override
-  public void handlerFailed(String handler, DiscoveryManager.HandlerFailure failure) {
+  public void handlerFailed(String handler, HandlerFailure failure) {
     switch (failure) {
       case START_FAILED, START_TIMEOUT, INVALID_DETAILS, STRANDED_LIMIT ->
           akriResponseResult(handler, "Fail");
@@ -433,7 +435,7 @@ public final class AgentMetrics
   }
 
   @Override
-  public void refused(DiscoveryManager.Refusal refusal) {
+  public void refused(Refusal refusal) {
     Counter.builder("jakri.refusals")
         .tag("reason", refusal.name())
         .description(

@@ -2,7 +2,6 @@ package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.configuration.ConfigurationSpec;
-import io.jakri.agent.discovery.DiscoveryManager.Listener;
 import io.jakri.agent.discovery.DiscoveryManager.State;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
@@ -19,6 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -45,6 +45,7 @@ final class ConfigurationRun {
    * What every run of one {@link DiscoveryManager} shares.
    *
    * @param loop the discovery thread
+   * @param events where what the handler does is reported (on the discovery thread)
    * @param neighbours the other Configurations on this node, as a run's table sees them
    * @param closed whether the discovery is closing
    */
@@ -58,7 +59,7 @@ final class ConfigurationRun {
       ScheduledExecutorService scheduler,
       Executor loop,
       ConfigurationStatuses statuses,
-      List<Listener> listeners,
+      Consumer<DiscoveryEvent> events,
       LongSupplier nanoTime,
       BooleanSupplier closed,
       Function<ConfigurationRun, DeviceTable.Neighbours> neighbours) {}
@@ -301,9 +302,7 @@ final class ConfigurationRun {
       if (refusal == null) {
         status(State.DISCOVERING, "discovering with handler " + spec.handlerName());
       }
-      for (Listener l : shared.listeners()) {
-        l.discoveryStarted(spec.handlerName(), spec.name());
-      }
+      shared.events().accept(new DiscoveryEvent.DiscoveryStarted(spec.handlerName(), spec.name()));
       return;
     }
     HandlerCalls.StartFailure failure = HandlerCalls.failure(spec.handlerName(), error);
@@ -396,15 +395,11 @@ final class ConfigurationRun {
     }
     List<DiscoveredDevice> snapshot = waiting.devices();
     lastSnapshot = snapshot;
-    for (Listener l : shared.listeners()) {
-      l.snapshot(spec.handlerName());
-    }
+    shared.events().accept(new DiscoveryEvent.Snapshot(spec.handlerName()));
     if (!resultsReported) {
       resultsReported = true;
       long took = shared.nanoTime().getAsLong() - addedNanos;
-      for (Listener l : shared.listeners()) {
-        l.firstResults(spec.name(), took);
-      }
+      shared.events().accept(new DiscoveryEvent.FirstResults(spec.name(), took));
     }
     DeviceFeed feed = shared.feed();
     DeviceTable.Outcome outcome =
@@ -436,14 +431,10 @@ final class ConfigurationRun {
   }
 
   private void refused(Refusal reason) {
-    for (Listener l : shared.listeners()) {
-      l.refused(reason);
-    }
+    shared.events().accept(new DiscoveryEvent.Refused(reason));
   }
 
   private void handlerFailed(HandlerFailure failure) {
-    for (Listener l : shared.listeners()) {
-      l.handlerFailed(spec.handlerName(), failure);
-    }
+    shared.events().accept(new DiscoveryEvent.HandlerFailed(spec.handlerName(), failure));
   }
 }

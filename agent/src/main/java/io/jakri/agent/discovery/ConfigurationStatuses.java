@@ -4,6 +4,7 @@ import io.jakri.agent.discovery.DiscoveryManager.ConfigurationStatus;
 import io.jakri.agent.discovery.DiscoveryManager.State;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,12 +20,13 @@ final class ConfigurationStatuses {
   private static final Logger LOG = LoggerFactory.getLogger(DiscoveryManager.class);
 
   private final Map<String, ConfigurationStatus> statuses = new ConcurrentHashMap<>();
-  private final Runnable changed;
+  private final Consumer<String> changed;
 
   /**
-   * @param changed run (on the discovery thread) after any status changed; must not block
+   * @param changed told the Configuration (on the discovery thread) after its status changed; must
+   *     not block
    */
-  ConfigurationStatuses(Runnable changed) {
+  ConfigurationStatuses(Consumer<String> changed) {
     this.changed = changed;
   }
 
@@ -54,13 +56,13 @@ final class ConfigurationStatuses {
     }
     ConfigurationStatus next = new ConfigurationStatus(state, message, devices);
     if (!next.equals(statuses.put(configuration, next))) {
-      changed.run();
+      changed.accept(configuration);
     }
   }
 
   /** Forgets {@code configuration} (removed); tells {@code changed}. */
   void remove(String configuration) {
     statuses.remove(configuration);
-    changed.run();
+    changed.accept(configuration);
   }
 }

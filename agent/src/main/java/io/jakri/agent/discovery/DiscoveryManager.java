@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,11 @@ import org.slf4j.LoggerFactory;
  * discovery thread hands a start to them and goes on with other work, so a handler that never
  * returns holds up nothing but its own Configurations. Public methods may be called from any
  * thread.
+ *
+ * <p>What the handlers do and every status change reach one sink as {@link DiscoveryEvent} values
+ * (metrics and the cluster mode's status publisher consume them through the agent's event stream).
+ * They are all emitted on the discovery thread ({@code jakri-discovery-1}), in the order things
+ * happen there.
  */
 public final class DiscoveryManager implements AutoCloseable {
 
@@ -53,41 +59,10 @@ public final class DiscoveryManager implements AutoCloseable {
   private final ExecutorService loop;
   private final HandlerThreads handlerThreads;
   private final Map<String, ConfigurationRun> runs = new HashMap<>();
-  private final ConfigurationStatuses statuses = new ConfigurationStatuses(this::notifyStatus);
+  private final ConfigurationStatuses statuses;
   private final ConfigurationRun.Shared shared;
-  private final List<Runnable> statusListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
-  private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final LongSupplier nanoTime;
   private volatile boolean closed;
-
-  /**
-   * Told what the handlers do, for metrics. The {@code handler} argument is the handler name (or
-   * alias) a Configuration asks for, and only ever one that is installed, so its values are bounded
-   * by the installed plugins. Called on the discovery thread; must not block or throw.
-   */
-  public interface Listener {
-
-    /**
-     * A handler's snapshot was processed (snapshots arriving faster are coalesced first; one
-     * processed again after a failed Instance write counts again).
-     */
-    default void snapshot(String handler) {}
-
-    /** A handler failed (its discovery is restarted with backoff, or waits for a fixed one). */
-    default void handlerFailed(String handler, HandlerFailure failure) {}
-
-    /** The agent newly refused (part of) a Configuration: see {@link Refusal}. */
-    default void refused(Refusal refusal) {}
-
-    /** A handler started a Configuration's discovery (first start or a restart). */
-    default void discoveryStarted(String handler, String configuration) {}
-
-    /**
-     * A Configuration's first snapshot was processed, {@code nanos} after the agent first saw the
-     * Configuration (once per Configuration while it stays).
-     */
-    default void firstResults(String configuration, long nanos) {}
-  }
 
   /** What is happening with one Configuration, for status reporting. */
   public record ConfigurationStatus(State state, String message, int devices) {}
@@ -124,7 +99,8 @@ public final class DiscoveryManager implements AutoCloseable {
         ClassPolicy.defaults(),
         false,
         SlotLimits.defaults(),
-        HandlerLimits.defaults());
+        HandlerLimits.defaults(),
+        event -> {});
   }
 
   /**
@@ -133,6 +109,8 @@ public final class DiscoveryManager implements AutoCloseable {
    * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
    * @param slotLimits the most slots per Configuration and in all
    * @param handlerLimits how long a handler call may take and how many threads a handler may strand
+   * @param events where what the handlers do and every status change are reported ({@link
+   *     DiscoveryEvent}), on the discovery thread; must not block
    */
   public DiscoveryManager(
       String node,
@@ -145,12 +123,16 @@ public final class DiscoveryManager implements AutoCloseable {
       ClassPolicy classPolicy,
       boolean allowReservedBrokerEnv,
       SlotLimits slotLimits,
-      HandlerLimits handlerLimits) {
+      HandlerLimits handlerLimits,
+      Consumer<DiscoveryEvent> events) {
     DeviceTable.Rules rules =
         new DeviceTable.Rules(node, offlineGrace, classPolicy, slotLimits, allowReservedBrokerEnv);
     this.node = node;
     this.nanoTime = nanoTime;
     this.handlers = handlers;
+    Consumer<DiscoveryEvent> reported = reporting(events);
+    this.statuses =
+        new ConfigurationStatuses(c -> reported.accept(new DiscoveryEvent.StatusChanged(c)));
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
     this.feed = new DeviceFeed(sink, loop, scheduler, nanoTime, offlineGrace, () -> closed);
     this.handlerThreads = new HandlerThreads(scheduler, handlerLimits, this::onThreadFreed);
@@ -165,7 +147,7 @@ public final class DiscoveryManager implements AutoCloseable {
             scheduler,
             loop,
             statuses,
-            listeners,
+            reported,
             nanoTime,
             () -> closed,
             this::neighboursOf);
@@ -192,16 +174,6 @@ public final class DiscoveryManager implements AutoCloseable {
    */
   public Map<String, Integer> strandedThreads() {
     return handlerThreads.stranded();
-  }
-
-  /** Registers a listener told about snapshots, handler failures and refusals. */
-  public void addListener(Listener listener) {
-    listeners.add(listener);
-  }
-
-  /** Registers {@code listener}, run (on the discovery thread) after any status changed. */
-  public void addStatusListener(Runnable listener) {
-    statusListeners.add(listener);
   }
 
   /**
@@ -402,14 +374,15 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
-  private void notifyStatus() {
-    for (Runnable l : statusListeners) {
+  /** {@code events}, with a failure of its own logged and dropped (discovery goes on). */
+  private static Consumer<DiscoveryEvent> reporting(Consumer<DiscoveryEvent> events) {
+    return event -> {
       try {
-        l.run();
+        events.accept(event);
       } catch (RuntimeException e) {
-        LOG.warn("status listener failed: {}", e.toString());
+        LOG.warn("discovery event sink failed on {}: {}", event, e.toString());
       }
-    }
+    };
   }
 
   /** The other Configurations on this node, as {@code run}'s table sees them. */

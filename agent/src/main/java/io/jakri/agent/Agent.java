@@ -184,7 +184,8 @@ public final class Agent implements AutoCloseable {
                 new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
             options.safeguards().allowReservedBrokerEnv(),
             options.safeguards().slotLimits(),
-            options.safeguards().handlerLimits());
+            options.safeguards().handlerLimits(),
+            e -> publish(new AgentEvent.Discovery(e)));
     mode.attach(
         new AgentMode.NodeParts(discovery, resources, plugins, claims, updates, externalHandlers));
     Events events = mode.events();
@@ -216,7 +217,6 @@ public final class Agent implements AutoCloseable {
             mode.apiCalls(),
             System::nanoTime,
             discovery::strandedThreads);
-    discovery.addListener(metrics);
     // Operator-facing Events: Kubernetes Events in cluster mode, log lines standalone.
     AgentEvents operatorEvents =
         new AgentEvents(

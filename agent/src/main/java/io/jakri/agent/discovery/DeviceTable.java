@@ -10,9 +10,7 @@ import io.jakri.logging.LogText;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -42,9 +40,6 @@ public final class DeviceTable {
 
   /** Most devices taken from one snapshot, and most tracked per Configuration. */
   public static final int MAX_DEVICES = 10_000;
-
-  /** Dropped property names reported per Configuration; more are dropped without a warning each. */
-  private static final int MAX_DROPPED_LOGGED = 100;
 
   /**
    * What every table on this node applies.
@@ -128,7 +123,7 @@ public final class DeviceTable {
   private final Map<String, LocalDevice> devices = new LinkedHashMap<>();
   // When each offline device's grace ends, in that order (time never goes back).
   private final LinkedHashMap<String, Instant> graceEnds = new LinkedHashMap<>();
-  private final Set<String> droppedLogged = new HashSet<>();
+  private final DeviceProperties properties = new DeviceProperties();
 
   public DeviceTable(Rules rules, ConfigurationSpec spec) {
     this.rules = rules;
@@ -267,13 +262,13 @@ public final class DeviceTable {
       }
       String name =
           InstanceNames.instanceName(spec.name(), device.id(), device.shared(), rules.node());
-      if (seen.putIfAbsent(name, bounded(device)) != null) {
+      if (seen.putIfAbsent(name, DeviceProperties.bounded(device)) != null) {
         rejected++;
       }
     }
     List<String> warnings = new ArrayList<>();
     Optional<String> classRefusal = refuseClasses(seen, neighbours);
-    droppedProperties(seen.values(), warnings);
+    properties.dropped(seen.values(), warnings);
     limitNewcomers(seen, warnings);
     Optional<String> slotRefusal = limitSlots(seen, neighbours.otherSlots());
     if (rejected > 0) {
@@ -361,65 +356,6 @@ public final class DeviceTable {
             + (refusedDevices == 1 ? " device" : " devices")
             + " refused: "
             + String.join("; ", reasons));
-  }
-
-  /**
-   * Reports, once per Configuration and name, each device property or entry of a device's own env
-   * that never reaches a container (DESIGN §5: invalid or reserved names, NUL characters, over-long
-   * values).
-   */
-  private void droppedProperties(Collection<DiscoveredDevice> seen, List<String> warnings) {
-    for (DiscoveredDevice device : seen) {
-      for (Map.Entry<String, String> p : device.properties().entrySet()) {
-        Optional<String> reason = EnvContract.dropReason(p.getKey(), p.getValue(), false);
-        if (reason.isPresent()
-            && droppedLogged.size() < MAX_DROPPED_LOGGED
-            && droppedLogged.add(p.getKey())) {
-          warnings.add(
-              "device property "
-                  + LogText.quote(p.getKey())
-                  + " is not given to containers: "
-                  + reason.get());
-        }
-      }
-      for (Map.Entry<String, String> e : device.env().entrySet()) {
-        Optional<String> reason = EnvContract.deviceEnvDropReason(e.getKey(), e.getValue());
-        if (reason.isPresent()
-            && droppedLogged.size() < MAX_DROPPED_LOGGED
-            && droppedLogged.add(e.getKey())) {
-          warnings.add(
-              "device env "
-                  + LogText.quote(e.getKey())
-                  + " is not given to containers: "
-                  + reason.get());
-        }
-      }
-    }
-  }
-
-  /**
-   * A device with more than {@link EnvContract#MAX_PROPERTIES} properties (or env entries of its
-   * own) keeps only those a container could ever see (the same selection Allocate makes), so a
-   * handler reporting millions of properties costs no more than one reporting the maximum.
-   */
-  private static DiscoveredDevice bounded(DiscoveredDevice device) {
-    if (device.properties().size() <= EnvContract.MAX_PROPERTIES
-        && device.env().size() <= EnvContract.MAX_PROPERTIES) {
-      return device;
-    }
-    return new DiscoveredDevice(
-        device.id(),
-        device.properties().size() <= EnvContract.MAX_PROPERTIES
-            ? device.properties()
-            : EnvContract.mergedProperties(device.properties(), Map.of()),
-        device.mounts(),
-        device.deviceSpecs(),
-        device.annotations(),
-        device.deviceClass(),
-        device.shared(),
-        device.env().size() <= EnvContract.MAX_PROPERTIES
-            ? device.env()
-            : EnvContract.deviceEnv(device.env()));
   }
 
   /**

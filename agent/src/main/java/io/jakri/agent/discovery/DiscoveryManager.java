@@ -1,15 +1,8 @@
 package io.jakri.agent.discovery;
 
 import io.jakri.agent.allocation.EnvContract;
-import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.configuration.ConfigurationSpec;
-import io.jakri.handler.DeviceListener;
-import io.jakri.handler.DiscoveredDevice;
-import io.jakri.handler.Discovery;
-import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
-import io.jakri.handler.InvalidDetailsException;
-import io.jakri.handler.Validation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -24,28 +17,34 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs one discovery per Configuration and hands what its snapshots change to one {@link Sink}.
+ * Runs one discovery per Configuration and hands what its snapshots change to one {@link
+ * DeviceSink}.
  *
  * <p>Each Configuration's devices and the rules that admit them live in its {@link DeviceTable};
- * this class runs the handlers around the tables: starts a handler's discovery (abandoned after a
- * timeout), restarts it with exponential backoff when it throws or reports failure, coalesces
- * snapshots (only the newest pending snapshot of a run is processed), ends offline graces on a
- * timer, and writes devices in fair turns between Configurations. All state lives on one discovery
- * thread: Configuration changes, snapshots, handler failures and timers are queued to it. Handler
- * code ({@code validate}, {@code start}, {@code close}, the handler's timers) runs only on the
- * handler's own threads ({@link HandlerThreads}), never on the discovery thread or the agent's
- * scheduler: the discovery thread hands a start to them and goes on with other work, so a handler
- * that never returns holds up nothing but its own Configurations. Public methods may be called from
- * any thread.
+ * its handler's lifecycle in its {@link ConfigurationRun}: a start abandoned after a timeout, a
+ * restart with exponential backoff when it throws or reports failure, snapshots coalesced (only the
+ * newest pending snapshot of a run is processed). This class keeps the runs true to the desired
+ * Configurations and the installed handlers; its {@link DeviceFeed} ends offline graces on a timer
+ * and writes devices in fair turns between Configurations. All state lives on one discovery thread:
+ * Configuration changes, snapshots, handler failures and timers are queued to it. Handler code
+ * ({@code validate}, {@code start}, {@code close}, the handler's timers) runs only on the handler's
+ * own threads ({@link HandlerThreads}), never on the discovery thread or the agent's scheduler: the
+ * discovery thread hands a start to them and goes on with other work, so a handler that never
+ * returns holds up nothing but its own Configurations. Public methods may be called from any
+ * thread.
+ *
+ * <p>What the handlers do and every status change reach one sink as {@link DiscoveryEvent} values
+ * (metrics and the cluster mode's status publisher consume them through the agent's event stream).
+ * They are all emitted on the discovery thread ({@code jakri-discovery-1}), in the order things
+ * happen there.
  */
 public final class DiscoveryManager implements AutoCloseable {
 
@@ -54,80 +53,16 @@ public final class DiscoveryManager implements AutoCloseable {
   /** Most devices taken from one snapshot. */
   public static final int MAX_DEVICES = DeviceTable.MAX_DEVICES;
 
-  private static final Duration MIN_RESTART = Duration.ofSeconds(1);
-  private static final Duration MAX_RESTART = Duration.ofMinutes(1);
-
   private final String node;
   private final HandlerRegistry handlers;
-  private final PropertyResolver properties;
   private final DeviceFeed feed;
-  private final ScheduledExecutorService scheduler;
-  private final DeviceTable.Rules rules;
   private final ExecutorService loop;
   private final HandlerThreads handlerThreads;
-  private final Map<String, Run> runs = new HashMap<>();
-  private final Map<String, ConfigurationStatus> statuses =
-      new java.util.concurrent.ConcurrentHashMap<>();
-  private final List<Runnable> statusListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
-  private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final Map<String, ConfigurationRun> runs = new HashMap<>();
+  private final ConfigurationStatuses statuses;
+  private final ConfigurationRun.Shared shared;
   private final LongSupplier nanoTime;
   private volatile boolean closed;
-
-  /**
-   * Told what the handlers do, for metrics. The {@code handler} argument is the handler name (or
-   * alias) a Configuration asks for, and only ever one that is installed, so its values are bounded
-   * by the installed plugins. Called on the discovery thread; must not block or throw.
-   */
-  public interface Listener {
-
-    /**
-     * A handler's snapshot was processed (snapshots arriving faster are coalesced first; one
-     * processed again after a failed Instance write counts again).
-     */
-    default void snapshot(String handler) {}
-
-    /** A handler failed (its discovery is restarted with backoff, or waits for a fixed one). */
-    default void handlerFailed(String handler, HandlerFailure failure) {}
-
-    /** The agent newly refused (part of) a Configuration: see {@link Refusal}. */
-    default void refused(Refusal refusal) {}
-
-    /** A handler started a Configuration's discovery (first start or a restart). */
-    default void discoveryStarted(String handler, String configuration) {}
-
-    /**
-     * A Configuration's first snapshot was processed, {@code nanos} after the agent first saw the
-     * Configuration (once per Configuration while it stays).
-     */
-    default void firstResults(String configuration, long nanos) {}
-  }
-
-  /** Why the agent refuses a Configuration, or some of its devices. */
-  public enum Refusal {
-    /** Devices in a class the Configuration may not use ({@link ClassPolicy}). */
-    CLASS,
-    /** brokerProperties set a reserved env name and the operator did not allow it. */
-    RESERVED_ENV,
-    /** Devices beyond the slot limits ({@link SlotLimits}). */
-    SLOTS
-  }
-
-  /** How a handler failed. */
-  public enum HandlerFailure {
-    /** {@code validate} or {@code start} threw. */
-    START_FAILED,
-    /** {@code start} did not return in time. */
-    START_TIMEOUT,
-    /** The handler refused the Configuration's discoveryDetails. */
-    INVALID_DETAILS,
-    /** A running discovery reported failure. */
-    REPORTED_FAILURE,
-    /**
-     * Not started: the handler has as many stranded threads (calls that never returned) as {@link
-     * HandlerLimits} allows.
-     */
-    STRANDED_LIMIT
-  }
 
   /** What is happening with one Configuration, for status reporting. */
   public record ConfigurationStatus(State state, String message, int devices) {}
@@ -164,7 +99,8 @@ public final class DiscoveryManager implements AutoCloseable {
         ClassPolicy.defaults(),
         false,
         SlotLimits.defaults(),
-        HandlerLimits.defaults());
+        HandlerLimits.defaults(),
+        event -> {});
   }
 
   /**
@@ -173,6 +109,8 @@ public final class DiscoveryManager implements AutoCloseable {
    * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
    * @param slotLimits the most slots per Configuration and in all
    * @param handlerLimits how long a handler call may take and how many threads a handler may strand
+   * @param events where what the handlers do and every status change are reported ({@link
+   *     DiscoveryEvent}), on the discovery thread; must not block
    */
   public DiscoveryManager(
       String node,
@@ -185,17 +123,34 @@ public final class DiscoveryManager implements AutoCloseable {
       ClassPolicy classPolicy,
       boolean allowReservedBrokerEnv,
       SlotLimits slotLimits,
-      HandlerLimits handlerLimits) {
-    this.rules =
+      HandlerLimits handlerLimits,
+      Consumer<DiscoveryEvent> events) {
+    DeviceTable.Rules rules =
         new DeviceTable.Rules(node, offlineGrace, classPolicy, slotLimits, allowReservedBrokerEnv);
     this.node = node;
     this.nanoTime = nanoTime;
     this.handlers = handlers;
-    this.properties = properties;
-    this.scheduler = scheduler;
+    Consumer<DiscoveryEvent> reported = reporting(events);
+    this.statuses =
+        new ConfigurationStatuses(c -> reported.accept(new DiscoveryEvent.StatusChanged(c)));
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
     this.feed = new DeviceFeed(sink, loop, scheduler, nanoTime, offlineGrace, () -> closed);
     this.handlerThreads = new HandlerThreads(scheduler, handlerLimits, this::onThreadFreed);
+    this.shared =
+        new ConfigurationRun.Shared(
+            node,
+            handlers,
+            properties,
+            rules,
+            feed,
+            new HandlerCalls(handlerThreads),
+            scheduler,
+            loop,
+            statuses,
+            reported,
+            nanoTime,
+            () -> closed,
+            this::neighboursOf);
     handlers.addListener(this::onHandlersChanged);
   }
 
@@ -210,7 +165,7 @@ public final class DiscoveryManager implements AutoCloseable {
 
   /** The status of every known Configuration. */
   public Map<String, ConfigurationStatus> statuses() {
-    return Map.copyOf(statuses);
+    return statuses.all();
   }
 
   /**
@@ -221,16 +176,6 @@ public final class DiscoveryManager implements AutoCloseable {
     return handlerThreads.stranded();
   }
 
-  /** Registers a listener told about snapshots, handler failures and refusals. */
-  public void addListener(Listener listener) {
-    listeners.add(listener);
-  }
-
-  /** Registers {@code listener}, run (on the discovery thread) after any status changed. */
-  public void addStatusListener(Runnable listener) {
-    statusListeners.add(listener);
-  }
-
   /**
    * Writes a locally seen device's Instance again (e.g. after someone deleted the Instance or
    * removed this node from it while the device is still here). No-op unless the device is online on
@@ -239,17 +184,8 @@ public final class DiscoveryManager implements AutoCloseable {
   public void republish(String instanceName) {
     loop.execute(
         () -> {
-          for (Run run : runs.values()) {
-            Optional<LocalDevice> device = run.table.get(instanceName).filter(LocalDevice::online);
-            if (device.isPresent()) {
-              LOG.info(
-                  "instance {}: changed elsewhere while its device is here; restoring",
-                  instanceName);
-              feed.now(
-                  run.lane,
-                  List.of(new DeviceChange.Rewritten(device.get())),
-                  nanoTime.getAsLong());
-            }
+          for (ConfigurationRun run : runs.values()) {
+            run.republish(instanceName);
           }
         });
   }
@@ -265,13 +201,13 @@ public final class DiscoveryManager implements AutoCloseable {
     }
     loop.execute(
         () -> {
-          Run run = runs.get(name);
+          ConfigurationRun run = runs.get(name);
           if (run == null || closed) {
             return;
           }
           run.stopDiscovery();
-          run.restartAttempts = 0;
-          start(run);
+          run.resetBackoff();
+          run.start();
         });
   }
 
@@ -302,9 +238,10 @@ public final class DiscoveryManager implements AutoCloseable {
           loop.submit(
                   () -> {
                     List<CompletableFuture<?>> all = new ArrayList<>();
-                    for (Run run : runs.values()) {
+                    for (ConfigurationRun run : runs.values()) {
                       run.cancelTimers();
                       all.add(run.stopDiscovery());
+                      run.retire();
                     }
                     runs.clear();
                     return all;
@@ -327,57 +264,31 @@ public final class DiscoveryManager implements AutoCloseable {
     }
     for (String name : new ArrayList<>(runs.keySet())) {
       if (!wanted.containsKey(name)) {
-        Run run = runs.remove(name);
-        run.stopDiscovery();
-        run.cancelTimers();
-        feed.now(run.lane, run.table.clear(), nanoTime.getAsLong());
-        run.lane.close();
+        runs.remove(name).remove();
         statuses.remove(name);
-        notifyStatus();
         LOG.info("configuration {}: removed; discovery stopped", name);
         // Classes it served may be free for Configurations refused them.
-        for (Run other : runs.values()) {
-          if (other.refusal != null
-              && other.pending.compareAndSet(
-                  null, new Pending(other.runId, other.lastSnapshot, nanoTime.getAsLong()))) {
-            loop.execute(() -> onSnapshot(other));
+        for (ConfigurationRun other : runs.values()) {
+          if (other.refusing()) {
+            other.reprocess();
           }
         }
       }
     }
     for (ConfigurationSpec spec : wanted.values()) {
-      Run run = runs.get(spec.name());
+      ConfigurationRun run = runs.get(spec.name());
       if (run == null) {
-        run = new Run(spec);
-        run.addedNanos = nanoTime.getAsLong();
+        run = new ConfigurationRun(spec, shared);
         runs.put(spec.name(), run);
         LOG.info("configuration {}: added (handler {})", spec.name(), spec.handlerName());
         logBrokerPropertyDrops(spec);
-        start(run);
-      } else if (!run.spec.equals(spec)) {
-        ConfigurationSpec old = run.spec;
-        run.spec = spec;
+        run.start();
+      } else if (!run.spec().equals(spec)) {
         LOG.info("configuration {}: changed", spec.name());
-        if (!old.brokerProperties().equals(spec.brokerProperties())) {
+        if (!run.spec().brokerProperties().equals(spec.brokerProperties())) {
           logBrokerPropertyDrops(spec);
         }
-        if (!run.table.admitsInPlace(spec)) {
-          // Refused, or a capacity that the devices may no longer all have: start afresh, so the
-          // devices are admitted again within the limits (none is kept half-applied).
-          run.stopDiscovery();
-          run.cancelTimers();
-          feed.now(run.lane, run.table.clear(), nanoTime.getAsLong());
-          run.table.respecify(spec);
-          start(run);
-          continue;
-        }
-        // Existing devices take the new capacity and brokerProperties at once.
-        feed.now(run.lane, run.table.respecify(spec), nanoTime.getAsLong());
-        if (old.discoveryDiffers(spec) || (run.discovery == null && !run.starting)) {
-          run.stopDiscovery();
-          run.restartAttempts = 0;
-          start(run);
-        }
+        run.respecify(spec);
       }
     }
   }
@@ -418,19 +329,18 @@ public final class DiscoveryManager implements AutoCloseable {
 
   private List<CompletableFuture<?>> handlersChanged() {
     List<CompletableFuture<?>> closing = new ArrayList<>();
-    for (Run run : runs.values()) {
-      Optional<DiscoveryHandler> now = handlers.find(run.spec.handlerName());
-      if ((run.discovery != null || run.starting) && (now.isEmpty() || now.get() != run.handler)) {
+    for (ConfigurationRun run : runs.values()) {
+      Optional<DiscoveryHandler> now = handlers.find(run.spec().handlerName());
+      if (run.active() && (now.isEmpty() || now.get() != run.handler())) {
         LOG.info(
             "configuration {}: handler {} was {}; stopping its discovery",
-            run.spec.name(),
-            run.spec.handlerName(),
+            run.spec().name(),
+            run.spec().handlerName(),
             now.isEmpty() ? "removed" : "replaced");
-        closing.add(run.stopDiscovery());
-        feed.vanished(run.lane, run.table.vanishAll(feed.now()), nanoTime.getAsLong());
+        closing.add(run.handlerGone());
       }
-      if (run.discovery == null && !run.starting && run.state != State.INVALID) {
-        start(run);
+      if (!run.active() && run.state() != State.INVALID) {
+        run.start();
       }
     }
     return closing;
@@ -447,9 +357,9 @@ public final class DiscoveryManager implements AutoCloseable {
     try {
       loop.execute(
           () -> {
-            for (Run run : runs.values()) {
-              if (run.waitingForThreads && run.discovery == null && !run.starting && !closed) {
-                start(run);
+            for (ConfigurationRun run : runs.values()) {
+              if (run.waitingForThreads() && !run.active() && !closed) {
+                run.start();
               }
             }
           });
@@ -458,269 +368,27 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
-  private void start(Run run) {
-    if (closed) {
-      return;
-    }
-    run.cancelRestart();
-    ConfigurationSpec spec = run.spec;
-    Optional<DiscoveryHandler> handler = handlers.find(spec.handlerName());
-    if (handler.isEmpty()) {
-      status(
-          run,
-          State.HANDLER_MISSING,
-          "discovery handler \""
-              + spec.handlerName()
-              + "\" is not installed (installed: "
-              + handlers.names()
-              + "); waiting for it");
-      return;
-    }
-    Optional<String> reservedEnv = reservedEnvRefusal(spec);
-    if (reservedEnv.isPresent()) {
-      if (statuses.get(spec.name()) == null
-          || !reservedEnv.get().equals(statuses.get(spec.name()).message())) {
-        refused(Refusal.RESERVED_ENV);
-      }
-      status(run, State.INVALID, reservedEnv.get());
-      return;
-    }
-    Map<String, String> props;
-    try {
-      props = properties.resolve(spec);
-    } catch (PropertyResolver.UnresolvableException e) {
-      status(run, State.INVALID, e.getMessage());
-      return;
-    }
-    DiscoveryHandler h = handler.get();
-    String name = spec.handlerName();
-    DiscoveryContext context =
-        new DiscoveryContext(
-            spec.name(), node, spec.discoveryDetails(), props, handlerThreads.scheduler(h, name));
-    long runId = ++run.runId;
-    DeviceListener listener = new RunListener(run, runId);
-    run.handler = h;
-    run.starting = true;
-    run.waitingForThreads = false;
-    // On the handler's own thread; the discovery thread goes on and hears back when it is done.
-    handlerThreads
-        .call(
-            h,
-            name,
-            spec.name(),
-            "start",
-            () -> {
-              Validation validation = h.validate(context);
-              for (String warning : validation.warnings()) {
-                LOG.warn("configuration {}: {}", spec.name(), warning);
-              }
-              if (!validation.valid()) {
-                throw new InvalidDetailsException(String.join("; ", validation.errors()));
-              }
-              return h.start(context, listener);
-            },
-            late -> closeLate(h, name, spec.name(), late))
-        .whenComplete(
-            (discovery, error) -> {
-              try {
-                loop.execute(() -> started(run, runId, h, discovery, error));
-              } catch (java.util.concurrent.RejectedExecutionException e) {
-                if (discovery != null) {
-                  closeLate(h, name, spec.name(), discovery);
-                }
-              }
-            });
-  }
-
-  /** A start handed to the handler's threads ended. Discovery thread. */
-  private void started(
-      Run run, long runId, DiscoveryHandler handler, Discovery discovery, Throwable error) {
-    ConfigurationSpec spec = run.spec;
-    if (closed || runs.get(spec.name()) != run || run.runId != runId) {
-      // Stopped (or started again) meanwhile: this discovery is not wanted any more.
-      if (discovery != null) {
-        closeLate(handler, spec.handlerName(), spec.name(), discovery);
-      }
-      return;
-    }
-    run.starting = false;
-    if (error == null && discovery == null) {
-      error = new IllegalStateException("start returned no discovery");
-    }
-    if (error == null) {
-      run.discovery = discovery;
-      run.restartAttempts = 0;
-      // A snapshot reported from within start() may have been processed already: its refusal
-      // stands.
-      if (run.refusal == null) {
-        status(run, State.DISCOVERING, "discovering with handler " + spec.handlerName());
-      }
-      for (Listener l : listeners) {
-        l.discoveryStarted(spec.handlerName(), spec.name());
-      }
-      return;
-    }
-    Throwable cause =
-        error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-            ? error.getCause()
-            : error;
-    if (cause instanceof InvalidDetailsException) {
-      handlerFailed(spec.handlerName(), HandlerFailure.INVALID_DETAILS);
-      status(run, State.INVALID, "invalid discoveryDetails: " + cause.getMessage());
-    } else if (cause instanceof HandlerThreads.CallFailure failure) {
-      if (failure.refused()) {
-        run.waitingForThreads = true;
-        handlerFailed(spec.handlerName(), HandlerFailure.STRANDED_LIMIT);
-      } else {
-        handlerFailed(spec.handlerName(), HandlerFailure.START_TIMEOUT);
-      }
-      fail(run, failure.getMessage());
-    } else {
-      handlerFailed(spec.handlerName(), HandlerFailure.START_FAILED);
-      fail(run, "handler " + spec.handlerName() + " failed to start: " + cause);
-    }
-  }
-
-  /** Closes a discovery nobody wants any more, on the handler's threads. */
-  private void closeLate(DiscoveryHandler handler, String name, String configuration, Discovery d) {
-    handlerThreads
-        .call(handler, name, configuration, "close", () -> closeQuietly(d, configuration), null)
-        .exceptionally(e -> null);
-  }
-
-  private static Void closeQuietly(Discovery d, String configuration) {
-    try {
-      d.close();
-    } catch (RuntimeException | LinkageError e) {
-      LOG.warn("configuration {}: handler close failed: {}", configuration, e.toString());
-    }
-    return null;
-  }
-
-  private void fail(Run run, String reason) {
-    run.stopDiscovery();
-    long delay =
-        Math.min(
-            MAX_RESTART.toMillis(), MIN_RESTART.toMillis() << Math.min(run.restartAttempts, 6));
-    run.restartAttempts++;
-    status(run, State.FAILED, reason + "; restarting in " + delay + " ms");
-    run.restart =
-        scheduler.schedule(
-            () ->
-                loop.execute(
-                    () -> {
-                      if (runs.get(run.spec.name()) == run
-                          && run.discovery == null
-                          && !run.starting) {
-                        start(run);
-                      }
-                    }),
-            delay,
-            TimeUnit.MILLISECONDS);
-  }
-
-  private void status(Run run, State state, String message) {
-    ConfigurationStatus previous = statuses.get(run.spec.name());
-    if (previous == null || previous.state() != state || !previous.message().equals(message)) {
-      if (state == State.DISCOVERING) {
-        LOG.info("configuration {}: {}", run.spec.name(), message);
-      } else {
-        LOG.error("configuration {}: {}", run.spec.name(), message);
-      }
-    }
-    run.state = state;
-    ConfigurationStatus next = new ConfigurationStatus(state, message, run.table.size());
-    if (!next.equals(statuses.put(run.spec.name(), next))) {
-      notifyStatus();
-    }
-  }
-
-  /** Why a Configuration's brokerProperties are refused on this agent, if they are. */
-  private Optional<String> reservedEnvRefusal(ConfigurationSpec spec) {
-    return rules.reservedEnvRefusal(spec);
-  }
-
   private static void logBrokerPropertyDrops(ConfigurationSpec spec) {
     for (String drop : EnvContract.brokerPropertyDrops(spec.brokerProperties())) {
       LOG.warn("configuration {}: {}", spec.name(), drop);
     }
   }
 
-  private void refused(Refusal refusal) {
-    for (Listener l : listeners) {
-      l.refused(refusal);
-    }
-  }
-
-  private void handlerFailed(String handler, HandlerFailure failure) {
-    for (Listener l : listeners) {
-      l.handlerFailed(handler, failure);
-    }
-  }
-
-  private void notifyStatus() {
-    for (Runnable l : statusListeners) {
+  /** {@code events}, with a failure of its own logged and dropped (discovery goes on). */
+  private static Consumer<DiscoveryEvent> reporting(Consumer<DiscoveryEvent> events) {
+    return event -> {
       try {
-        l.run();
+        events.accept(event);
       } catch (RuntimeException e) {
-        LOG.warn("status listener failed: {}", e.toString());
+        LOG.warn("discovery event sink failed on {}: {}", event, e.toString());
       }
-    }
-  }
-
-  private void onSnapshot(Run run) {
-    Pending pending = run.pending.getAndSet(null);
-    if (pending == null || runs.get(run.spec.name()) != run || run.runId != pending.runId()) {
-      return;
-    }
-    List<DiscoveredDevice> snapshot = pending.devices();
-    run.lastSnapshot = snapshot;
-    for (Listener l : listeners) {
-      l.snapshot(run.spec.handlerName());
-    }
-    if (!run.resultsReported) {
-      run.resultsReported = true;
-      long took = nanoTime.getAsLong() - run.addedNanos;
-      for (Listener l : listeners) {
-        l.firstResults(run.spec.name(), took);
-      }
-    }
-    DeviceTable.Outcome outcome = run.table.apply(snapshot, feed.now(), neighboursOf(run));
-    for (String warning : outcome.warnings()) {
-      LOG.warn("configuration {}: {}", run.spec.name(), warning);
-    }
-    feed.snapshot(run.lane, outcome.changes(), pending.reportedNanos());
-    Optional<String> refusal = outcome.refusal();
-    if (refusal.isPresent()) {
-      if (!refusal.get().equals(run.refusal)) {
-        if (outcome.classRefusal().isPresent()) {
-          refused(Refusal.CLASS);
-        }
-        if (outcome.slotRefusal().isPresent()) {
-          refused(Refusal.SLOTS);
-        }
-      }
-      run.refusal = refusal.get();
-      status(run, State.INVALID, refusal.get());
-      return;
-    }
-    if (run.refusal != null) {
-      run.refusal = null;
-      status(run, State.DISCOVERING, "discovering with handler " + run.spec.handlerName());
-      return;
-    }
-    status(
-        run,
-        run.state,
-        statuses
-            .getOrDefault(run.spec.name(), new ConfigurationStatus(run.state, "", 0))
-            .message());
+    };
   }
 
   /** The other Configurations on this node, as {@code run}'s table sees them. */
-  private DeviceTable.Neighbours neighboursOf(Run run) {
+  private DeviceTable.Neighbours neighboursOf(ConfigurationRun run) {
     long others = 0;
-    for (Run r : runs.values()) {
+    for (ConfigurationRun r : runs.values()) {
       if (r != run) {
         others += r.table.slots();
       }
@@ -730,145 +398,15 @@ public final class DiscoveryManager implements AutoCloseable {
         () -> {
           // Which Configuration serves each class (the first seen, for a shared one).
           Map<String, String> owners = new HashMap<>();
-          for (Run r : runs.values()) {
+          for (ConfigurationRun r : runs.values()) {
             if (r != run) {
               for (String cls : r.table.classes()) {
-                owners.putIfAbsent(cls, r.spec.name());
+                owners.putIfAbsent(cls, r.spec().name());
               }
             }
           }
           return owners;
         });
-  }
-
-  /** One Configuration's discovery state; confined to the discovery thread except `pending`. */
-  private final class Run {
-    ConfigurationSpec spec;
-    final DeviceTable table;
-    final DeviceFeed.Lane lane;
-    Discovery discovery;
-    DiscoveryHandler handler;
-    long runId;
-    int restartAttempts;
-    State state = State.DISCOVERING;
-    ScheduledFuture<?> restart;
-    final AtomicReference<Pending> pending = new AtomicReference<>();
-    List<DiscoveredDevice> lastSnapshot = List.of();
-    String refusal;
-    long addedNanos;
-    boolean resultsReported;
-    // A start is with the handler (its result comes back to the discovery thread).
-    boolean starting;
-    // The last start was refused: the handler had too many stranded threads.
-    boolean waitingForThreads;
-
-    Run(ConfigurationSpec spec) {
-      this.spec = spec;
-      this.table = new DeviceTable(rules, spec);
-      // A failed Instance write processes the last snapshot of this run again.
-      this.lane =
-          feed.lane(
-              table,
-              () -> {
-                long id = runId;
-                return () -> {
-                  if (pending.compareAndSet(
-                      null, new Pending(id, lastSnapshot, nanoTime.getAsLong()))) {
-                    loop.execute(() -> onSnapshot(Run.this));
-                  }
-                };
-              });
-    }
-
-    /**
-     * Stops reporting at once and closes the discovery on the handler's threads (a start still with
-     * the handler is closed when it returns). The future completes when the close returned, failed
-     * or was abandoned.
-     */
-    CompletableFuture<?> stopDiscovery() {
-      runId++; // late snapshots of the old run are ignored, and so is a start still running
-      starting = false;
-      DiscoveryHandler h = handler;
-      handler = null;
-      Discovery d = discovery;
-      discovery = null;
-      if (d == null) {
-        return CompletableFuture.completedFuture(null);
-      }
-      return handlerThreads
-          .call(
-              h, spec.handlerName(), spec.name(), "close", () -> closeQuietly(d, spec.name()), null)
-          .exceptionally(
-              e -> {
-                LOG.warn(
-                    "configuration {}: handler close did not finish: {}",
-                    spec.name(),
-                    e.getMessage());
-                return null;
-              });
-    }
-
-    void cancelRestart() {
-      if (restart != null) {
-        restart.cancel(false);
-        restart = null;
-      }
-    }
-
-    void cancelTimers() {
-      cancelRestart();
-      lane.cancelTimers();
-    }
-  }
-
-  /** A snapshot waiting for the discovery thread. */
-  private record Pending(long runId, List<DiscoveredDevice> devices, long reportedNanos) {}
-
-  /** The listener one run of a handler reports to; stale after the run stops. */
-  private final class RunListener implements DeviceListener {
-    private final Run run;
-    private final long runId;
-
-    RunListener(Run run, long runId) {
-      this.run = run;
-      this.runId = runId;
-    }
-
-    @Override
-    public void devices(List<DiscoveredDevice> devices) {
-      if (closed || devices == null) {
-        return;
-      }
-      List<DiscoveredDevice> copy = new ArrayList<>(devices);
-      // Coalesce: only the newest snapshot waiting to be processed matters; it keeps the time
-      // of the oldest report it replaces (the changes waiting since then are in it).
-      long now = nanoTime.getAsLong();
-      Pending previous =
-          run.pending.getAndUpdate(
-              p ->
-                  new Pending(
-                      runId, copy, p != null && p.runId() == runId ? p.reportedNanos() : now));
-      if (previous == null) {
-        loop.execute(() -> onSnapshot(run));
-      }
-    }
-
-    @Override
-    public void failed(String reason, Throwable cause) {
-      loop.execute(
-          () -> {
-            if (run.runId == runId && runs.get(run.spec.name()) == run) {
-              handlerFailed(run.spec.handlerName(), HandlerFailure.REPORTED_FAILURE);
-              fail(
-                  run,
-                  "handler "
-                      + run.spec.handlerName()
-                      + " reported failure: "
-                      + reason
-                      + (cause == null ? "" : " (" + cause + ")"));
-            }
-          });
-    }
   }
 
   private static java.util.concurrent.ThreadFactory named(String name) {

@@ -2,13 +2,8 @@ package io.jakri.agent.discovery;
 
 import io.jakri.handler.DiscoveryHandler;
 import java.io.IOException;
-import java.nio.file.ClosedWatchServiceException;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardWatchEventKinds;
-import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
@@ -20,7 +15,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.pf4j.DefaultPluginManager;
@@ -62,23 +56,11 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   /** How long a plugin's own code may run while it loads before its jar is refused. */
   static final java.time.Duration LOAD_TIMEOUT = HandlerLimits.DEFAULT_CALL_TIMEOUT;
 
-  // Runs the rescans the watcher asks for; the agent's scheduler only times the debounce.
-  private final java.util.concurrent.ExecutorService rescans =
-      java.util.concurrent.Executors.newSingleThreadExecutor(
-          r -> {
-            Thread t = new Thread(r, "jakri-plugins-load");
-            t.setDaemon(true);
-            return t;
-          });
-  private final Object debounceLock = new Object();
-
   private final Map<Path, Stamp> failed = new LinkedHashMap<>();
   private final java.util.Set<Path> ignored = new java.util.HashSet<>();
   private boolean missingReported;
   private boolean indexed;
-  private WatchService watcher;
-  private ScheduledFuture<?> pendingRescan;
-  private static final java.time.Duration DEBOUNCE = java.time.Duration.ofMillis(250);
+  private PluginsWatch watch;
 
   /** A jar that could not be used, and why. */
   public record LoadProblem(Path jar, String reason) {}
@@ -194,73 +176,16 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   /**
    * Watches the plugins directory and rescans when jars appear, change or vanish (writers should
-   * copy to a temporary name and rename into place). Events are debounced on {@code scheduler}.
+   * copy to a temporary name and rename into place). Events are debounced on {@code scheduler}
+   * ({@link PluginsWatch}). Called once; later calls do nothing.
    */
   public synchronized void watch(ScheduledExecutorService scheduler) {
-    try {
-      Files.createDirectories(pluginsDir);
-      watcher = FileSystems.getDefault().newWatchService();
-      pluginsDir.register(
-          watcher,
-          StandardWatchEventKinds.ENTRY_CREATE,
-          StandardWatchEventKinds.ENTRY_DELETE,
-          StandardWatchEventKinds.ENTRY_MODIFY);
-    } catch (IOException e) {
-      LOG.error("plugins directory {} cannot be watched: {}", pluginsDir, e.toString());
+    if (watch != null) {
       return;
     }
-    Thread thread =
-        new Thread(
-            () -> {
-              while (true) {
-                WatchKey key;
-                try {
-                  key = watcher.take();
-                } catch (InterruptedException | ClosedWatchServiceException e) {
-                  return;
-                }
-                boolean jars =
-                    key.pollEvents().stream()
-                        .anyMatch(
-                            ev ->
-                                ev.kind() == StandardWatchEventKinds.OVERFLOW
-                                    || String.valueOf(ev.context()).endsWith(".jar"));
-                key.reset();
-                if (jars) {
-                  debounce(scheduler);
-                }
-              }
-            },
-            "jakri-plugins-watch");
-    thread.setDaemon(true);
-    thread.start();
-    LOG.info("watching plugins directory {} for handler jars", pluginsDir);
-  }
-
-  private void debounce(ScheduledExecutorService scheduler) {
-    synchronized (debounceLock) {
-      if (pendingRescan != null) {
-        pendingRescan.cancel(false);
-      }
-      pendingRescan =
-          scheduler.schedule(
-              () -> {
-                try {
-                  rescans.execute(this::rescanSafely);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                  // closed
-                }
-              },
-              DEBOUNCE.toMillis(),
-              TimeUnit.MILLISECONDS);
-    }
-  }
-
-  private void rescanSafely() {
-    try {
-      rescan();
-    } catch (RuntimeException e) {
-      LOG.error("rescanning plugins failed: {}", e.toString());
+    watch = new PluginsWatch(pluginsDir, this::rescan, scheduler);
+    if (watch.start()) {
+      LOG.info("watching plugins directory {} for handler jars", pluginsDir);
     }
   }
 
@@ -505,18 +430,8 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   @Override
   public synchronized void close() {
-    synchronized (debounceLock) {
-      if (pendingRescan != null) {
-        pendingRescan.cancel(false);
-      }
-    }
-    rescans.shutdownNow();
-    if (watcher != null) {
-      try {
-        watcher.close();
-      } catch (IOException e) {
-        LOG.debug("closing plugins watcher: {}", e.toString());
-      }
+    if (watch != null) {
+      watch.close();
     }
     try {
       // unloadPlugins() stops each plugin itself; PF4J 3.15's stopPlugins() can throw

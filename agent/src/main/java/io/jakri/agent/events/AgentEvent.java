@@ -2,6 +2,7 @@ package io.jakri.agent.events;
 
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.discovery.DiscoveryEvent;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.util.List;
 import java.util.Objects;
@@ -32,6 +33,16 @@ public sealed interface AgentEvent {
   record Claim(SlotConflict conflict) implements AgentEvent {
     public Claim {
       Objects.requireNonNull(conflict, "conflict");
+    }
+  }
+
+  /**
+   * From discovery: a snapshot processed, a handler started or failed, a refusal, a Configuration's
+   * first results or changed status. Emitted on the discovery thread.
+   */
+  record Discovery(DiscoveryEvent event) implements AgentEvent {
+    public Discovery {
+      Objects.requireNonNull(event, "event");
     }
   }
 

@@ -7,7 +7,10 @@ import io.jakri.agent.deviceplugin.AllocateOutcome;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.DeviceChange;
+import io.jakri.agent.discovery.DiscoveryEvent;
 import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.HandlerFailure;
+import io.jakri.agent.discovery.Refusal;
 import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
@@ -43,15 +46,13 @@ import java.util.function.Supplier;
 
 /**
  * The agent's Prometheus metrics (one registry per agent, no static state). Counters and timers are
- * fed by the agent's event stream ({@link AgentEvent}: device plugins, slot claims) and discovery's
- * listener; gauges read the agent's state when scraped, so nothing is polled between scrapes.
- * Per-resource tags are avoided on purpose: one agent serves thousands of Instances; tags take
- * values from small fixed sets (outcomes, reasons, change kinds) or the installed handler names.
- * Names are listed in the agent README. The event and listener methods are thread-safe and never
- * block.
+ * fed by the agent's event stream ({@link AgentEvent}: device plugins, slot claims, discovery);
+ * gauges read the agent's state when scraped, so nothing is polled between scrapes. Per-resource
+ * tags are avoided on purpose: one agent serves thousands of Instances; tags take values from small
+ * fixed sets (outcomes, reasons, change kinds) or the installed handler names. Names are listed in
+ * the agent README. The event methods are thread-safe and never block.
  */
-public final class AgentMetrics
-    implements java.util.function.Consumer<AgentEvent>, DiscoveryManager.Listener {
+public final class AgentMetrics implements java.util.function.Consumer<AgentEvent> {
 
   /** Allocate latency buckets: a claim is one API write, more under conflicts or outages. */
   static final Duration[] ALLOCATE_BUCKETS = {
@@ -346,6 +347,8 @@ public final class AgentMetrics
       } else if (c.conflict() instanceof SlotConflict.HeldElsewhere) {
         heldElsewhere.increment();
       }
+    } else if (event instanceof AgentEvent.Discovery d) {
+      discovery(d.event());
     }
     // Plugin load failures are a gauge over the registry's problems, read when scraped.
   }
@@ -373,8 +376,22 @@ public final class AgentMetrics
 
   // ---- discovery ----
 
-  @Override
-  public void snapshot(String handler) {
+  private void discovery(DiscoveryEvent event) {
+    if (event instanceof DiscoveryEvent.Snapshot s) {
+      snapshot(s.handler());
+    } else if (event instanceof DiscoveryEvent.HandlerFailed f) {
+      handlerFailed(f.handler(), f.failure());
+    } else if (event instanceof DiscoveryEvent.Refused r) {
+      refused(r.refusal());
+    } else if (event instanceof DiscoveryEvent.DiscoveryStarted s) {
+      akriResponseResult(s.handler(), "Success");
+    } else if (event instanceof DiscoveryEvent.FirstResults f) {
+      akriResponseTime(f.configuration()).record(f.nanos() / 1e9);
+    }
+    // A changed status is read by the configurations gauge when scraped.
+  }
+
+  private void snapshot(String handler) {
     Counter.builder("jakri.discovery.snapshots")
         .tag("handler", handler)
         .description("Device snapshots reported by discovery handlers and processed")
@@ -416,8 +433,7 @@ public final class AgentMetrics
         .increment();
   }
 
-  @Override
-  public void handlerFailed(String handler, DiscoveryManager.HandlerFailure failure) {
+  private void handlerFailed(String handler, HandlerFailure failure) {
     switch (failure) {
       case START_FAILED, START_TIMEOUT, INVALID_DETAILS, STRANDED_LIMIT ->
           akriResponseResult(handler, "Fail");
@@ -432,23 +448,12 @@ public final class AgentMetrics
         .increment();
   }
 
-  @Override
-  public void refused(DiscoveryManager.Refusal refusal) {
+  private void refused(Refusal refusal) {
     Counter.builder("jakri.refusals")
         .tag("reason", refusal.name())
         .description(
             "Configurations (or some of their devices) newly refused by this agent's policies")
         .register(registry)
         .increment();
-  }
-
-  @Override
-  public void discoveryStarted(String handler, String configuration) {
-    akriResponseResult(handler, "Success");
-  }
-
-  @Override
-  public void firstResults(String configuration, long nanos) {
-    akriResponseTime(configuration).record(nanos / 1e9);
   }
 }

@@ -21,6 +21,7 @@ import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.discovery.DiscoveryEvent;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.dra.ClaimPreparer;
@@ -157,10 +158,17 @@ public final class ClusterMode implements AgentMode {
   }
 
   /**
-   * A retired resource is removed from the Node's capacity (when tidying is on), off this thread.
+   * A changed discovery status is published to this node's entry in the Configuration's status
+   * (coalesced, on the scheduler); a retired resource is removed from the Node's capacity (when
+   * tidying is on), off this thread.
    */
   @Override
   public void onEvent(AgentEvent event) {
+    if (event instanceof AgentEvent.Discovery d
+        && d.event() instanceof DiscoveryEvent.StatusChanged
+        && status != null) {
+      status.changed();
+    }
     if (tidier.isPresent()
         && event instanceof AgentEvent.DevicePlugin p
         && p.event() instanceof DevicePluginEvent.Retired r) {
@@ -208,7 +216,6 @@ public final class ClusterMode implements AgentMode {
             scheduler,
             Clock.systemUTC(),
             calls);
-    discovery.addStatusListener(status::changed);
     // Akri-protocol handlers get Secret and ConfigMap (binaryData too) values as stored.
     node.externalHandlers()
         .ifPresent(

@@ -172,6 +172,51 @@ class DiscoveryManagerTest {
     assertThat(handler.started.get()).isEqualTo(1);
   }
 
+  @Test
+  void whatTheHandlersDoIsReportedAsEventsOnTheDiscoveryThread() {
+    List<DiscoveryEvent> events = new CopyOnWriteArrayList<>();
+    List<String> threads = new CopyOnWriteArrayList<>();
+    DiscoveryManager reporting =
+        new DiscoveryManager(
+            "node-a",
+            new OneHandler(handler),
+            PropertyResolver.literalOnly(),
+            sink,
+            scheduler,
+            GRACE,
+            System::nanoTime,
+            ClassPolicy.defaults(),
+            false,
+            SlotLimits.defaults(),
+            HandlerLimits.defaults(),
+            e -> {
+              events.add(e);
+              threads.add(Thread.currentThread().getName());
+            });
+    try {
+      reporting.apply(List.of(spec("cams")));
+      handler.awaitStarted(1).devices(List.of(device("a", "1")));
+      sink.awaitKinds("APPEARED a");
+      await()
+          .atMost(WAIT)
+          .until(() -> events.stream().anyMatch(e -> e instanceof DiscoveryEvent.FirstResults));
+      assertThat(events)
+          .contains(
+              new DiscoveryEvent.DiscoveryStarted("fake", "cams"),
+              new DiscoveryEvent.Snapshot("fake"),
+              new DiscoveryEvent.StatusChanged("cams"));
+      reporting.apply(List.of());
+      await().atMost(WAIT).until(() -> reporting.statuses().isEmpty());
+      await()
+          .atMost(WAIT)
+          .until(
+              () -> events.get(events.size() - 1).equals(new DiscoveryEvent.StatusChanged("cams")));
+      assertThat(threads).allMatch(t -> t.startsWith("jakri-discovery-"));
+    } finally {
+      reporting.close();
+    }
+  }
+
   // ---- helpers ----
 
   private static ConfigurationSpec spec(String name) {

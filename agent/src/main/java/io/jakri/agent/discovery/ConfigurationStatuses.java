@@ -1,0 +1,68 @@
+package io.jakri.agent.discovery;
+
+import io.jakri.agent.discovery.DiscoveryManager.ConfigurationStatus;
+import io.jakri.agent.discovery.DiscoveryManager.State;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The status of each Configuration the discovery runs, for status reporting: logs a Configuration's
+ * state and message when they change (INFO while discovering, ERROR otherwise) and tells {@code
+ * changed} whenever a status (or its device count) changed or went away. Written on the discovery
+ * thread only; {@link #all} may be called from any thread.
+ */
+final class ConfigurationStatuses {
+
+  // Logged as the discovery's own lines (operators grep for them, docs name the logger).
+  private static final Logger LOG = LoggerFactory.getLogger(DiscoveryManager.class);
+
+  private final Map<String, ConfigurationStatus> statuses = new ConcurrentHashMap<>();
+  private final Consumer<String> changed;
+
+  /**
+   * @param changed told the Configuration (on the discovery thread) after its status changed; must
+   *     not block
+   */
+  ConfigurationStatuses(Consumer<String> changed) {
+    this.changed = changed;
+  }
+
+  /** The status of every known Configuration. Any thread. */
+  Map<String, ConfigurationStatus> all() {
+    return Map.copyOf(statuses);
+  }
+
+  /** The message of {@code configuration}'s status, or {@code ""} while it has none. */
+  String message(String configuration) {
+    ConfigurationStatus status = statuses.get(configuration);
+    return status == null ? "" : status.message();
+  }
+
+  /**
+   * Sets {@code configuration}'s status; logs a new state or message, tells {@code changed} when
+   * anything (the device count too) differs from before.
+   */
+  void set(String configuration, State state, String message, int devices) {
+    ConfigurationStatus previous = statuses.get(configuration);
+    if (previous == null || previous.state() != state || !previous.message().equals(message)) {
+      if (state == State.DISCOVERING) {
+        LOG.info("configuration {}: {}", configuration, message);
+      } else {
+        LOG.error("configuration {}: {}", configuration, message);
+      }
+    }
+    ConfigurationStatus next = new ConfigurationStatus(state, message, devices);
+    if (!next.equals(statuses.put(configuration, next))) {
+      changed.accept(configuration);
+    }
+  }
+
+  /** Forgets {@code configuration} (removed); tells {@code changed}. */
+  void remove(String configuration) {
+    statuses.remove(configuration);
+    changed.accept(configuration);
+  }
+}

@@ -2,7 +2,6 @@ package io.jakri.agent;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.cdi.CdiSpecs;
@@ -44,10 +43,6 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,11 +71,7 @@ public final class Agent implements AutoCloseable {
   public static final int API_RETRY_INTERVAL_MS = ClusterMode.API_RETRY_INTERVAL_MS;
 
   private final AgentOptions options;
-  private final EventLoopGroup group;
-  private final ExecutorService grpcExecutor;
-  private final ScheduledExecutorService scheduler;
-  private final ScheduledExecutorService devicePluginTimer;
-  private final ScheduledExecutorService reclaimTimer;
+  private final AgentThreads threads = new AgentThreads();
   private final Optional<KubeletEmulator> emulator;
   private final DevicePluginManager plugins;
   private final InstanceStore store;
@@ -109,15 +100,9 @@ public final class Agent implements AutoCloseable {
   private Agent(
       AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer) {
     this.options = options;
-    this.group = new EpollEventLoopGroup(2, threads("jakri-netty"));
-    this.grpcExecutor = Executors.newFixedThreadPool(8, threads("jakri-grpc"));
-    ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(2, threads("jakri-timer"));
-    timers.setRemoveOnCancelPolicy(true);
-    // On shutdown, drop timers still in the future (grace periods, sweeps) but run what is due.
-    timers.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    this.scheduler = timers;
-    this.devicePluginTimer = ownTimer("jakri-deviceplugin-timer");
-    this.reclaimTimer = ownTimer("jakri-reclaim-timer");
+    EventLoopGroup group = threads.group;
+    ExecutorService grpcExecutor = threads.grpc;
+    ScheduledExecutorService scheduler = threads.scheduler;
     this.emulator =
         options.emulateKubelet()
             ? Optional.of(
@@ -131,7 +116,7 @@ public final class Agent implements AutoCloseable {
             options.devicePluginDir(),
             group,
             grpcExecutor,
-            devicePluginTimer,
+            threads.devicePluginTimer,
             Clock.systemUTC(),
             e -> publish(new AgentEvent.DevicePlugin(e)));
     this.mode = mode(options, client, scheduler);
@@ -200,7 +185,7 @@ public final class Agent implements AutoCloseable {
             options.nodeName(),
             podResources,
             updates,
-            reclaimTimer,
+            threads.reclaimTimer,
             Clock.systemUTC(),
             options.reclaimGrace(),
             SlotReclaimer.periodFor(options.reclaimGrace()),
@@ -317,7 +302,7 @@ public final class Agent implements AutoCloseable {
     cdi.ifPresent(CdiSpecs::start);
     plugins.start();
     handlers.loadAll();
-    handlers.watch(scheduler);
+    handlers.watch(threads.scheduler);
     if (externalHandlers.isPresent()) {
       try {
         externalHandlers.get().start();
@@ -336,7 +321,7 @@ public final class Agent implements AutoCloseable {
     }
     reclaimer.start();
     if (options.metricsPort() >= 0) {
-      ExecutorService http = Executors.newSingleThreadExecutor(threads("jakri-http"));
+      ExecutorService http = Executors.newSingleThreadExecutor(AgentThreads.named("jakri-http"));
       healthExecutor = Optional.of(http);
       HealthServer server =
           new HealthServer(
@@ -478,41 +463,7 @@ public final class Agent implements AutoCloseable {
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();
     mode.close();
-    grpcExecutor.shutdown();
-    reclaimTimer.shutdownNow();
-    devicePluginTimer.shutdownNow();
-    // Let queued clean-up (e.g. a handler's slow close handed to the scheduler) finish.
-    scheduler.shutdown();
-    try {
-      if (!scheduler.awaitTermination(5, TimeUnit.SECONDS)) {
-        scheduler.shutdownNow();
-      }
-    } catch (InterruptedException e) {
-      scheduler.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
-    try {
-      group.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    threads.close();
     LOG.info("jakri agent stopped");
-  }
-
-  /** A one-thread timer that drops its delayed tasks on shutdown. */
-  private static ScheduledExecutorService ownTimer(String name) {
-    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, threads(name));
-    timer.setRemoveOnCancelPolicy(true);
-    timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    return timer;
-  }
-
-  private static ThreadFactory threads(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

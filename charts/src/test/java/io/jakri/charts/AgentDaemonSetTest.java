@@ -279,7 +279,8 @@ class AgentDaemonSetTest {
         .contains("--class-domains=example.com")
         .doesNotContain("--allow-reserved-broker-env")
         .noneMatch(a -> a.toString().startsWith("--metrics-bind-address"))
-        .noneMatch(a -> a.toString().startsWith("--max-slots"));
+        .noneMatch(a -> a.toString().startsWith("--max-slots"))
+        .noneMatch(a -> a.toString().startsWith("--handler-"));
 
     assertThat(
             RenderedChart.strings(
@@ -289,7 +290,9 @@ class AgentDaemonSetTest {
             "--allow-reserved-broker-env",
             "--metrics-bind-address=10.0.0.7",
             "--max-slots-per-configuration=5000",
-            "--max-slots-per-agent=20000");
+            "--max-slots-per-agent=20000",
+            "--handler-call-timeout=30s",
+            "--handler-stranded-threads=2");
   }
 
   @Test

@@ -66,7 +66,7 @@ class ImageTarsIT {
                 "-XX:+ExitOnOutOfMemoryError",
                 "-cp",
                 "/opt/jakri/jakri-agent.jar",
-                "io.jakri.agent.Main"));
+                "io.jakri.agent.cli.Main"));
     assertThat(agent.config().get("Cmd")).isEqualTo(List.of("--plugins-dir=/opt/jakri/plugins"));
     assertThat(agent.config().get("User")).isEqualTo("0:0");
     assertThat(agent.files())

@@ -1,18 +1,17 @@
 package io.jakri.agent.configuration;
 
-import com.google.protobuf.CodedOutputStream;
-import io.jakri.agent.configuration.ConfigurationSpec.DiscoveryProperty;
-import io.jakri.agent.configuration.ConfigurationSpec.KeyRef;
+import static io.jakri.agent.configuration.Fields.firstLine;
+import static io.jakri.agent.configuration.Fields.map;
+import static io.jakri.agent.configuration.Fields.string;
+import static io.jakri.agent.configuration.Invalid.attempt;
+
 import io.jakri.handler.SafeYaml;
-import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
-import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
@@ -37,11 +36,6 @@ public final class ConfigurationParser {
 
   /** The largest gRPC message the kubelet's device-plugin client receives (gRPC's default). */
   public static final int KUBELET_MAX_MESSAGE = 4 * 1024 * 1024;
-
-  private static final int UNHEALTHY_LENGTH = "Unhealthy".length();
-
-  private static final Set<String> HANDLER_KEYS =
-      Set.of("name", "discoveryDetails", "discoveryProperties");
 
   private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?");
   private static final Set<String> SPEC_KEYS =
@@ -182,32 +176,14 @@ public final class ConfigurationParser {
         warnings.add(where + ": unknown field spec." + key + " ignored");
       }
     }
-    Optional<Map<String, Object>> handler =
-        attempt(problems, () -> map(spec.get().get("discoveryHandler"), "spec.discoveryHandler"));
-    Optional<String> handlerName = Optional.empty();
-    Optional<String> details = Optional.empty();
-    Optional<List<DiscoveryProperty>> properties = Optional.empty();
-    if (handler.isPresent()) {
-      for (String key : handler.get().keySet()) {
-        if (!HANDLER_KEYS.contains(key)) {
-          warnings.add(where + ": unknown field spec.discoveryHandler." + key + " ignored");
-        }
-      }
-      handlerName =
-          attempt(
-              problems,
-              () ->
-                  string(handler.get().get("name"), "spec.discoveryHandler.name")
-                      .filter(s -> !s.isBlank())
-                      .orElseThrow(() -> new Invalid("spec.discoveryHandler.name is required")));
-      details = attempt(problems, () -> details(handler.get().get("discoveryDetails")));
-      properties = properties(handler.get().get("discoveryProperties"), problems);
-    }
-    Optional<Integer> capacity = attempt(problems, () -> capacity(spec.get().get("capacity")));
+    Optional<DiscoveryHandlerFields.Handler> handler =
+        DiscoveryHandlerFields.read(spec.get().get("discoveryHandler"), where, warnings, problems);
+    Optional<Integer> capacity =
+        attempt(problems, () -> SpecFields.capacity(spec.get().get("capacity")));
     Optional<Map<String, String>> brokerProperties =
-        attempt(problems, () -> stringMap(spec.get().get("brokerProperties")));
+        attempt(problems, () -> SpecFields.brokerProperties(spec.get().get("brokerProperties")));
     Optional<Optional<String>> brokerKind =
-        attempt(problems, () -> brokerKind(spec.get().get("brokerSpec")));
+        attempt(problems, () -> SpecFields.brokerKind(spec.get().get("brokerSpec")));
     if (!problems.isEmpty()) {
       throw new Invalid(problems);
     }
@@ -219,27 +195,12 @@ public final class ConfigurationParser {
     }
     return new ConfigurationSpec(
         name.orElseThrow(),
-        handlerName.orElseThrow(),
-        details.orElseThrow(),
-        properties.orElseThrow(),
+        handler.orElseThrow().name(),
+        handler.orElseThrow().details(),
+        handler.orElseThrow().properties(),
         capacity.orElseThrow(),
         brokerProperties.orElseThrow(),
         brokerKind.orElseThrow());
-  }
-
-  /** One check that may fail with a problem; see {@link #attempt}. */
-  private interface Check<T> {
-    T run() throws Invalid;
-  }
-
-  /** Runs {@code check}; its problems are added to {@code problems} and the result is empty. */
-  private static <T> Optional<T> attempt(List<String> problems, Check<T> check) {
-    try {
-      return Optional.of(check.run());
-    } catch (Invalid e) {
-      problems.addAll(e.problems());
-      return Optional.empty();
-    }
   }
 
   /**
@@ -250,20 +211,7 @@ public final class ConfigurationParser {
    * hex>-<slot>}), every device reported Unhealthy (the longer health string).
    */
   static Optional<String> listAndWatchProblem(String name, int capacity) {
-    long bytes = listAndWatchBytes(name.length() + 7, capacity);
-    if (bytes <= KUBELET_MAX_MESSAGE) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        "spec.capacity "
-            + capacity
-            + " is too large: an Instance's "
-            + capacity
-            + " slots make a ListAndWatch message of "
-            + bytes
-            + " bytes, more than the kubelet accepts ("
-            + KUBELET_MAX_MESSAGE
-            + " bytes)");
+    return ListAndWatchSize.problem(name, capacity);
   }
 
   /**
@@ -271,34 +219,12 @@ public final class ConfigurationParser {
    * ListAndWatch message of its class resource, which lists every slot of every device.
    */
   public static long devicesPerListAndWatch(String name, int capacity) {
-    long perDevice = listAndWatchBytes(name.length() + 7, Math.max(1, capacity));
-    return KUBELET_MAX_MESSAGE / Math.max(1, perDevice);
+    return ListAndWatchSize.devicesPer(name, capacity);
   }
 
   /** Bytes of a ListAndWatchResponse listing {@code slots} devices of an Instance name length. */
   static long listAndWatchBytes(int instanceNameLength, int slots) {
-    long total = 0;
-    long lower = 0;
-    long limit = 10;
-    for (int digits = 1; lower < slots; digits++, limit *= 10) {
-      // Slots lower..upper-1 have ids of instanceNameLength + 1 + digits characters.
-      long upper = Math.min(slots, limit);
-      int idLength = instanceNameLength + 1 + digits;
-      int device =
-          CodedOutputStream.computeTagSize(1)
-              + CodedOutputStream.computeUInt32SizeNoTag(idLength)
-              + idLength
-              + CodedOutputStream.computeTagSize(2)
-              + CodedOutputStream.computeUInt32SizeNoTag(UNHEALTHY_LENGTH)
-              + UNHEALTHY_LENGTH;
-      total +=
-          (upper - lower)
-              * (CodedOutputStream.computeTagSize(1)
-                  + CodedOutputStream.computeUInt32SizeNoTag(device)
-                  + device);
-      lower = upper;
-    }
-    return total;
+    return ListAndWatchSize.bytes(instanceNameLength, slots);
   }
 
   /** Checks a Configuration name; the message says what is wrong. */
@@ -328,184 +254,8 @@ public final class ConfigurationParser {
     }
   }
 
-  private static String details(Object value) throws Invalid {
-    if (value == null) {
-      return "";
-    }
-    if (value instanceof String s) {
-      return s;
-    }
-    if (value instanceof Map || value instanceof List) {
-      // Akri wants a string; accept structured YAML and hand the handler the same text.
-      DumperOptions options = new DumperOptions();
-      options.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
-      try {
-        return new Yaml(options).dump(value);
-      } catch (YAMLException e) {
-        // e.g. a string with characters YAML cannot print
-        throw new Invalid(
-            "spec.discoveryHandler.discoveryDetails cannot be written as YAML text: "
-                + firstLine(e.getMessage()));
-      }
-    }
-    throw new Invalid("spec.discoveryHandler.discoveryDetails must be a string");
-  }
-
-  private static Optional<List<DiscoveryProperty>> properties(Object value, List<String> problems) {
-    if (value == null) {
-      return Optional.of(List.of());
-    }
-    if (!(value instanceof List<?> list)) {
-      problems.add("spec.discoveryHandler.discoveryProperties must be a list");
-      return Optional.empty();
-    }
-    List<DiscoveryProperty> result = new ArrayList<>();
-    boolean ok = true;
-    for (int i = 0; i < list.size(); i++) {
-      int index = i;
-      Optional<DiscoveryProperty> property = attempt(problems, () -> property(list, index));
-      ok &= property.isPresent();
-      property.ifPresent(result::add);
-    }
-    return ok ? Optional.of(result) : Optional.empty();
-  }
-
-  private static DiscoveryProperty property(List<?> list, int i) throws Invalid {
-    {
-      String field = "spec.discoveryHandler.discoveryProperties[" + i + "]";
-      Map<String, Object> entry = map(list.get(i), field);
-      String name =
-          string(entry.get("name"), field + ".name")
-              .orElseThrow(() -> new Invalid(field + ".name is required"));
-      Optional<String> literal = string(entry.get("value"), field + ".value");
-      Object from = entry.get("valueFrom");
-      if (literal.isPresent() == (from != null)) {
-        throw new Invalid(field + " must have exactly one of value and valueFrom");
-      }
-      Optional<KeyRef> ref = Optional.empty();
-      if (from != null) {
-        Map<String, Object> f = map(from, field + ".valueFrom");
-        Object secret = f.get("secretKeyRef");
-        Object configMap = f.get("configMapKeyRef");
-        if ((secret == null) == (configMap == null)) {
-          throw new Invalid(
-              field + ".valueFrom must have exactly one of secretKeyRef and configMapKeyRef");
-        }
-        boolean isSecret = secret != null;
-        String refField = field + ".valueFrom." + (isSecret ? "secretKeyRef" : "configMapKeyRef");
-        Map<String, Object> r = map(isSecret ? secret : configMap, refField);
-        String refName =
-            string(r.get("name"), refField + ".name")
-                .orElseThrow(() -> new Invalid(refField + ".name is required"));
-        String key =
-            string(r.get("key"), refField + ".key")
-                .orElseThrow(() -> new Invalid(refField + ".key is required"));
-        boolean optional = Boolean.parseBoolean(string(r.get("optional"), "optional").orElse(""));
-        ref =
-            Optional.of(
-                new KeyRef(
-                    isSecret ? KeyRef.Kind.SECRET : KeyRef.Kind.CONFIG_MAP,
-                    refName,
-                    key,
-                    string(r.get("namespace"), refField + ".namespace"),
-                    optional));
-      }
-      return new DiscoveryProperty(name, literal, ref);
-    }
-  }
-
-  private static int capacity(Object value) throws Invalid {
-    if (value == null) {
-      return 1;
-    }
-    if (value instanceof Integer i) {
-      if (i < 1) {
-        throw new Invalid("spec.capacity must be at least 1 but is " + i);
-      }
-      if (i > MAX_CAPACITY) {
-        throw new Invalid("spec.capacity must be at most " + MAX_CAPACITY + " but is " + i);
-      }
-      return i;
-    }
-    if (value instanceof Long || value instanceof BigInteger) {
-      BigInteger big = new BigInteger(value.toString());
-      throw new Invalid(
-          "spec.capacity "
-              + big
-              + " is too large: it must be at most "
-              + MAX_CAPACITY
-              + (big.signum() < 0 ? " and at least 1" : ""));
-    }
-    throw new Invalid("spec.capacity must be an integer");
-  }
-
-  private static Optional<String> brokerKind(Object value) throws Invalid {
-    if (value == null) {
-      return Optional.empty();
-    }
-    Map<String, Object> broker = map(value, "spec.brokerSpec");
-    boolean pod = broker.get("brokerPodSpec") != null;
-    boolean job = broker.get("brokerJobSpec") != null;
-    if (pod == job) {
-      throw new Invalid("spec.brokerSpec must have exactly one of brokerPodSpec and brokerJobSpec");
-    }
-    return Optional.of(pod ? "brokerPodSpec" : "brokerJobSpec");
-  }
-
-  private static Map<String, String> stringMap(Object value) throws Invalid {
-    if (value == null) {
-      return Map.of();
-    }
-    Map<String, Object> raw = map(value, "spec.brokerProperties");
-    Map<String, String> result = new LinkedHashMap<>();
-    for (Map.Entry<String, Object> e : raw.entrySet()) {
-      Object v = e.getValue();
-      if (v instanceof Map || v instanceof List) {
-        throw new Invalid("spec.brokerProperties." + e.getKey() + " must be a string");
-      }
-      result.put(e.getKey(), v == null ? "" : String.valueOf(v));
-    }
-    return result;
-  }
-
-  private static Map<String, Object> map(Object value, String field) throws Invalid {
-    if (value == null) {
-      throw new Invalid(field + " is required");
-    }
-    if (!(value instanceof Map<?, ?> map)) {
-      throw new Invalid(field + " must be a mapping");
-    }
-    Map<String, Object> result = new LinkedHashMap<>();
-    for (Map.Entry<?, ?> e : map.entrySet()) {
-      if (!(e.getKey() instanceof String key)) {
-        throw new Invalid(field + " has a key that is not a string: " + e.getKey());
-      }
-      result.put(key, e.getValue());
-    }
-    return result;
-  }
-
-  private static Optional<String> string(Object value, String field) throws Invalid {
-    if (value == null) {
-      return Optional.empty();
-    }
-    if (value instanceof String || value instanceof Number || value instanceof Boolean) {
-      return Optional.of(String.valueOf(value));
-    }
-    throw new Invalid(field + " must be a string");
-  }
-
   private static Yaml yaml() {
     return SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, 40);
-  }
-
-  private static String firstLine(String message) {
-    if (message == null) {
-      return "unreadable document";
-    }
-    String trimmed = message.strip();
-    int newline = trimmed.indexOf('\n');
-    return newline < 0 ? trimmed : trimmed.substring(0, newline);
   }
 
   /** "line 3, column 5: <problem>" for a YAML syntax error (SnakeYAML counts from 0). */
@@ -524,26 +274,5 @@ public final class ConfigurationParser {
         + (mark.getColumn() + 1)
         + ": "
         + firstLine(problem);
-  }
-
-  /** The problems of one document. */
-  private static final class Invalid extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    private final List<String> problems;
-
-    Invalid(String message) {
-      super(message);
-      this.problems = List.of(message);
-    }
-
-    Invalid(List<String> problems) {
-      super(String.join("; ", problems));
-      this.problems = List.copyOf(problems);
-    }
-
-    List<String> problems() {
-      return problems;
-    }
   }
 }

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +20,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,8 +43,10 @@ import org.slf4j.LoggerFactory;
  * handler reporting thousands of devices neither floods the kubelet (which dials, checkpoints and
  * answers every registration while it also admits pods) nor keeps another Configuration's resources
  * waiting behind all of its own. A new server of the same resource starts only after the old one
- * has stopped (its stream has ended before the replacement registers). The directory watch is a
- * {@link PluginDirWatch}; the kubelet's socket and generation a {@link KubeletConnection}.
+ * has stopped (its stream has ended before the replacement registers). Within a reserve of the
+ * open-files limit, starts wait ({@link OpenFilesHold}). The directory watch is a {@link
+ * PluginDirWatch}; what it reports, and a periodic check, bring the servers and registrations in
+ * line ({@link Resync}); the kubelet's socket and generation are a {@link KubeletConnection}.
  *
  * <p>Threading: the timer passed in is used for this manager's own delays only (publish coalescing,
  * retry backoff, the periodic consistency check): give it one not shared with work that may block
@@ -75,18 +75,17 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   private final Servers servers;
   private final Registrations registrations;
   private final Map<String, ServedResource> entries = new ConcurrentHashMap<>();
-  private final AtomicBoolean resyncPending = new AtomicBoolean();
   private final Consumer<DevicePluginEvent> events;
   private final KubeletConnection kubelet;
   private final PluginDirWatch watch;
+  private final Resync resync;
+  private final Coalescer<ServedResource> publishes;
 
   // Confined to the control thread.
   private ScheduledFuture<?> periodic;
   private final StartQueue queue = new StartQueue(IN_FLIGHT);
   private final Map<String, ServedResource> bySocket = new HashMap<>();
-  private final FileHeadroom headroom;
-  private boolean heldForFiles;
-  private boolean headroomRecheck;
+  private final OpenFilesHold hold;
   private volatile boolean closed;
 
   public DevicePluginManager(
@@ -127,7 +126,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       Consumer<DevicePluginEvent> events,
       OpenFiles files) {
     this.dir = dir;
-    this.headroom = new FileHeadroom(files, clock);
     this.events = events;
     this.scheduler = scheduler;
     this.clock = clock;
@@ -138,6 +136,11 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
               t.setDaemon(true);
               return t;
             });
+    this.hold =
+        new OpenFilesHold(
+            new FileHeadroom(files, clock), scheduler, control, this::pump, this::emit);
+    this.publishes =
+        new Coalescer<>(scheduler, COALESCE, e -> e.publishPending, ServedResource::publish);
     this.servers = new Servers(group, grpcExecutor, this::emit);
     this.kubelet = new KubeletConnection(dir, group, grpcExecutor);
     this.registrations =
@@ -159,6 +162,16 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
               }
             },
             this::emit);
+    this.resync =
+        new Resync(
+            kubelet,
+            entries,
+            bySocket,
+            control,
+            () -> closed,
+            this::startServer,
+            registrations::register,
+            this::emit);
     this.watch =
         new PluginDirWatch(
             dir,
@@ -166,9 +179,9 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             scheduler,
             CONSISTENCY_CHECK,
             () -> closed,
-            this::requestResync,
-            this::socketsDeleted,
-            this::resync);
+            resync::request,
+            resync::socketsDeleted,
+            resync::run);
   }
 
   /** Starts watching the device-plugin directory (creating it when missing). */
@@ -176,7 +189,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     control.execute(watch::start);
     periodic =
         scheduler.scheduleWithFixedDelay(
-            this::requestResync,
+            resync::request,
             CONSISTENCY_CHECK.toMillis(),
             CONSISTENCY_CHECK.toMillis(),
             TimeUnit.MILLISECONDS);
@@ -217,23 +230,15 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
 
   /**
    * Pushes the resource's current devices to the kubelet if they changed. Any thread. Refreshes
-   * that arrive within {@link #COALESCE} of each other are published once (a class resource with a
-   * thousand members would otherwise send a thousand growing snapshots while they appear).
+   * that arrive within {@link #COALESCE} of each other are published once ({@link Coalescer}; a
+   * class resource with a thousand members would otherwise send a thousand growing snapshots while
+   * they appear).
    */
   @Override
   public void refresh(String resource) {
     ServedResource entry = entries.get(resource);
-    if (entry != null && entry.publishPending.compareAndSet(false, true)) {
-      scheduler.schedule(
-          () -> {
-            entry.publishPending.set(false);
-            ResourceServer server = entry.server;
-            if (server != null) {
-              server.publish();
-            }
-          },
-          COALESCE.toNanos(),
-          TimeUnit.NANOSECONDS);
+    if (entry != null) {
+      publishes.request(entry);
     }
   }
 
@@ -300,71 +305,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
 
   // ---- control thread ----
 
-  private void requestResync() {
-    if (!closed && resyncPending.compareAndSet(false, true)) {
-      control.execute(
-          () -> {
-            resyncPending.set(false);
-            resync();
-          });
-    }
-  }
-
-  /** Serves again the resources whose socket files were deleted. Control thread. */
-  private void socketsDeleted(Set<String> names) {
-    if (closed) {
-      return;
-    }
-    for (String name : names) {
-      ServedResource entry = bySocket.get(name);
-      if (entry == null
-          || entry.starting
-          || entry.queued
-          || entry.server == null
-          || entries.get(entry.backend.resourceName()) != entry
-          || SocketFiles.exists(entry.server.socket())) {
-        continue;
-      }
-      LOG.debug(
-          "resource {}: socket {} vanished; serving again", entry.backend.resourceName(), name);
-      startServer(entry);
-      entry.registeredGeneration = -1;
-    }
-  }
-
-  /** Brings reality in line: kubelet generation, our sockets, registrations. Idempotent. */
-  private void resync() {
-    if (closed) {
-      return;
-    }
-    OptionalLong restarted = kubelet.checkForNewKubelet();
-    if (restarted.isPresent()) {
-      long g = restarted.getAsLong();
-      LOG.info("kubelet socket appeared (generation {}); registering every resource", g);
-      emit(new DevicePluginEvent.KubeletRestarted(g));
-    }
-    long generation = kubelet.generation();
-    for (ServedResource entry : entries.values()) {
-      if (entry.starting || entry.queued) {
-        continue; // registers (or serves again) when the start completes
-      }
-      if (entry.server == null || !SocketFiles.exists(entry.server.socket())) {
-        if (entry.server != null) {
-          LOG.debug(
-              "resource {}: socket {} vanished; serving again",
-              entry.backend.resourceName(),
-              entry.server.socket().getFileName());
-        }
-        startServer(entry);
-        entry.registeredGeneration = -1;
-        continue;
-      }
-      if (entry.registeredGeneration != generation && entry.inFlightGeneration != generation) {
-        registrations.register(entry);
-      }
-    }
-  }
-
   /**
    * Stops the entry's current server (if any) and queues the start of a new one; when it is
    * serving, registers it from the control thread. Control thread; at most one start per entry is
@@ -377,14 +317,9 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     ResourceServer old = entry.server;
     entry.previous = Optional.empty();
     if (old != null) {
-      // Shutdown begins now for every server of a restart round. The new server waits for the old
-      // one's end only where it matters: the current kubelet knows the old endpoint (its stream
-      // must end before the replacement registers), or the new socket would get the same name.
-      // After a kubelet restart the kubelet that held the old stream is gone.
-      long generation = kubelet.generation();
-      boolean knownToKubelet =
-          entry.registeredGeneration == generation || entry.inFlightGeneration == generation;
-      entry.previous = Optional.of(new ServedResource.Previous(old, knownToKubelet));
+      // Shutdown begins now for every server of a restart round (whether the new one waits for its
+      // end: ServedResource#replacing).
+      entry.replacing(old, kubelet.generation());
       stopLater(entry, old);
     }
     entry.server = null;
@@ -395,8 +330,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   /** Starts queued servers while fewer than {@link #IN_FLIGHT} rounds are under way; fair. */
   private void pump() {
     while (!closed && queue.canTake()) {
-      if (!headroom.tryStart(queue.inFlight())) {
-        holdForFiles();
+      if (!hold.mayStart(queue.inFlight(), queue.size())) {
         return;
       }
       Optional<ServedResource> next = queue.next();
@@ -409,16 +343,9 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         continue; // retired while waiting
       }
       Path socket =
-          dir.resolve(
-              entry.backend.socketStem() + "-" + clock.instant().getEpochSecond() + ".sock");
-      boolean mustWait =
-          entry
-              .previous
-              .map(p -> p.knownToKubelet() || p.server().socket().equals(socket))
-              .orElse(true);
-      entry.previous = Optional.empty();
+          SocketNames.socket(dir, entry.backend.socketStem(), clock.instant().getEpochSecond());
       Optional<CompletableFuture<Void>> previous =
-          mustWait ? servers.stopping(resource) : Optional.empty();
+          entry.mustWaitForPrevious(socket) ? servers.stopping(resource) : Optional.empty();
       entry.starting = true;
       if (entry.round == 0) {
         queue.acquire();
@@ -437,70 +364,8 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         release(entry);
       }
     }
-    if (heldForFiles && queue.size() == 0) {
-      resumeAfterFiles();
-    }
-  }
-
-  /**
-   * Starts wait: the process is within its reserve of open files ({@link FileHeadroom}). Looks
-   * again after {@link FileHeadroom#RECOUNT}; says so once per episode (log, event). Control
-   * thread.
-   */
-  private void holdForFiles() {
-    if (!heldForFiles) {
-      heldForFiles = true;
-      LOG.warn(
-          "open files: {} of the limit of {} are in use; new device-plugin resources wait to be"
-              + " served until files are freed ({} waiting now, see the metric"
-              + " jakri_resources_waiting_open_files); raise the agent's open-files limit"
-              + " (LimitNOFILE, or the container runtime's nofile ulimit) to serve more at once",
-          headroom.lastCount().orElse(-1),
-          headroom.limit().orElse(-1),
-          queue.size());
-    }
-    if (!headroomRecheck) {
-      emit(
-          new DevicePluginEvent.OpenFilesLow(
-              queue.size(), headroom.lastCount().orElse(-1), headroom.limit().orElse(-1)));
-      try {
-        scheduler.schedule(
-            () ->
-                runOnControl(
-                    () -> {
-                      headroomRecheck = false;
-                      pump();
-                    }),
-            FileHeadroom.RECOUNT.toMillis(),
-            TimeUnit.MILLISECONDS);
-        headroomRecheck = true;
-      } catch (RejectedExecutionException e) {
-        // closing
-      }
-    }
-  }
-
-  /**
-   * Nothing waits for files any more (served, or retired while waiting): the episode ends. Control
-   * thread.
-   */
-  private void resumeAfterFiles() {
-    heldForFiles = false;
-    LOG.info(
-        "open files: {} of the limit of {} in use; no device-plugin resource waits for files any"
-            + " more",
-        headroom.lastCount().orElse(-1),
-        headroom.limit().orElse(-1));
-    emit(
-        new DevicePluginEvent.OpenFilesLow(
-            0, headroom.lastCount().orElse(-1), headroom.limit().orElse(-1)));
-  }
-
-  private void runOnControl(Runnable task) {
-    try {
-      control.execute(task);
-    } catch (RejectedExecutionException e) {
-      // closing
+    if (queue.size() == 0) {
+      hold.drained();
     }
   }
 

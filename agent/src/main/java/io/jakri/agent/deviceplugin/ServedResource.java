@@ -1,5 +1,6 @@
 package io.jakri.agent.deviceplugin;
 
+import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,6 +40,36 @@ final class ServedResource {
 
   String resource() {
     return backend.resourceName();
+  }
+
+  /**
+   * Remembers {@code old} as the server the queued start replaces. The new server waits for the old
+   * one's end only where it matters: the current kubelet (of {@code generation}) knows the old
+   * endpoint (its stream must end before the replacement registers), or the new socket would get
+   * the same name. After a kubelet restart the kubelet that held the old stream is gone.
+   */
+  void replacing(ResourceServer old, long generation) {
+    boolean knownToKubelet = registeredGeneration == generation || inFlightGeneration == generation;
+    previous = Optional.of(new Previous(old, knownToKubelet));
+  }
+
+  /**
+   * Whether a new server on {@code socket} must wait for the stop of this resource's servers under
+   * way (always, unless {@link #replacing} said otherwise); forgets the replaced server.
+   */
+  boolean mustWaitForPrevious(Path socket) {
+    boolean mustWait =
+        previous.map(p -> p.knownToKubelet() || p.server().socket().equals(socket)).orElse(true);
+    previous = Optional.empty();
+    return mustWait;
+  }
+
+  /** Sends the devices to the current server's streams if they changed; none without a server. */
+  void publish() {
+    ResourceServer current = server;
+    if (current != null) {
+      current.publish();
+    }
   }
 
   void cancelRetry() {

@@ -5,26 +5,34 @@ import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.ClassPolicy;
+import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
 import io.jakri.handler.SafeYaml;
 import io.jakri.handler.Validation;
+import io.jakri.logging.DurationText;
 import io.jakri.logging.LogText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The {@code validate} command: checks Configuration files offline — structure (the CRD's fields),
@@ -52,6 +60,7 @@ public final class Validator {
   private final Optional<Path> devicePluginDir;
   private final PrintWriter out;
   private final PrintWriter err;
+  private final Duration callTimeout;
 
   /**
    * @param pluginsDir handler plugin jars (the agent's {@code --plugins-dir}); need not exist
@@ -73,11 +82,26 @@ public final class Validator {
       Optional<Path> devicePluginDir,
       PrintWriter out,
       PrintWriter err) {
+    this(pluginsDir, classDomains, devicePluginDir, out, err, HandlerLimits.DEFAULT_CALL_TIMEOUT);
+  }
+
+  /**
+   * @param callTimeout how long a handler's {@code validate} may take before it is reported as not
+   *     answering and left behind (on a daemon thread), as the agent abandons such calls
+   */
+  Validator(
+      Path pluginsDir,
+      Set<String> classDomains,
+      Optional<Path> devicePluginDir,
+      PrintWriter out,
+      PrintWriter err,
+      Duration callTimeout) {
     this.pluginsDir = pluginsDir;
     this.classDomains = Set.copyOf(classDomains);
     this.devicePluginDir = devicePluginDir;
     this.out = out;
     this.err = err;
+    this.callTimeout = callTimeout;
   }
 
   /** Checks {@code files}; returns the exit code (0: no problem, warnings allowed; 1: problems). */
@@ -91,6 +115,13 @@ public final class Validator {
     Set<String> foreign =
         devicePluginDir.map(d -> new KubeletCheckpoint(d).foreignResources()).orElse(Set.of());
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    ExecutorService calls =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "jakri-validate-handler");
+              t.setDaemon(true); // a handler that never returns must not keep the command alive
+              return t;
+            });
     try (PluginHandlerRegistry handlers = new PluginHandlerRegistry(pluginsDir, SYSTEM_VERSION)) {
       boolean pluginsDirExists = Files.isDirectory(pluginsDir);
       if (pluginsDirExists) {
@@ -144,7 +175,7 @@ public final class Validator {
             }
             continue;
           }
-          int found = checkDetails(handler.get(), spec, where, scheduler);
+          int found = checkDetails(handler.get(), spec, where, scheduler, calls);
           problems += found;
           if (found == 0 && policy == 0) {
             out.println(where + ": configuration " + spec.name() + " is valid");
@@ -153,6 +184,7 @@ public final class Validator {
       }
     } finally {
       scheduler.shutdownNow();
+      calls.shutdownNow();
     }
     return problems == 0 ? 0 : 1;
   }
@@ -294,19 +326,35 @@ public final class Validator {
     }
   }
 
-  /** Runs the handler's check of the details; prints its messages; returns the problem count. */
+  /**
+   * Runs the handler's check of the details on a daemon thread of {@code calls}, waiting at most
+   * {@link #callTimeout}; prints its messages; returns the problem count.
+   */
   private int checkDetails(
       DiscoveryHandler handler,
       ConfigurationSpec spec,
       String where,
-      ScheduledExecutorService scheduler) {
+      ScheduledExecutorService scheduler,
+      ExecutorService calls) {
     Validation v;
+    DiscoveryContext context =
+        new DiscoveryContext(spec.name(), "validate", spec.discoveryDetails(), Map.of(), scheduler);
+    Future<Validation> call = calls.submit(() -> handler.validate(context));
     try {
-      v =
-          handler.validate(
-              new DiscoveryContext(
-                  spec.name(), "validate", spec.discoveryDetails(), Map.of(), scheduler));
-    } catch (RuntimeException | LinkageError e) {
+      v = call.get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      call.cancel(true);
+      err.println(
+          where
+              + ": "
+              + DETAILS
+              + ": handler \""
+              + spec.handlerName()
+              + "\" did not answer within "
+              + DurationText.of(callTimeout)
+              + " while checking them (the handler blocks; the agent abandons such a call too)");
+      return 1;
+    } catch (ExecutionException e) {
       // A handler must not throw for bad input; a plugin that does is reported, not fatal.
       err.println(
           where
@@ -315,7 +363,12 @@ public final class Validator {
               + ": handler \""
               + spec.handlerName()
               + "\" failed while checking them: "
-              + e);
+              + e.getCause());
+      return 1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      call.cancel(true);
+      err.println(where + ": " + DETAILS + ": interrupted while the handler checked them");
       return 1;
     }
     v.warnings().forEach(w -> out.println("warning: " + where + ": " + DETAILS + ": " + w));

@@ -82,23 +82,15 @@ class FloodBoundsIT {
     AtomicInteger outstanding = new AtomicInteger();
     AtomicInteger most = new AtomicInteger();
     Server kubelet =
-        NettyServerBuilder.forAddress(
-                new DomainSocketAddress(dir.resolve("kubelet.sock").toString()))
-            .channelType(EpollServerDomainSocketChannel.class)
-            .bossEventLoopGroup(group)
-            .workerEventLoopGroup(group)
-            .executor(grpc)
-            .addService(
-                new RegistrationGrpc.RegistrationImplBase() {
-                  @Override
-                  public void register(RegisterRequest request, StreamObserver<Empty> out) {
-                    most.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
-                    registered.add(request.getResourceName());
-                    held.add(out);
-                  }
-                })
-            .build()
-            .start();
+        kubelet(
+            new RegistrationGrpc.RegistrationImplBase() {
+              @Override
+              public void register(RegisterRequest request, StreamObserver<Empty> out) {
+                most.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
+                registered.add(request.getResourceName());
+                held.add(out);
+              }
+            });
     try (DevicePluginManager manager =
         new DevicePluginManager(dir, group, grpc, timer, Clock.systemUTC())) {
       manager.start();
@@ -165,23 +157,15 @@ class FloodBoundsIT {
         };
     Set<String> registered = ConcurrentHashMap.newKeySet();
     Server kubelet =
-        NettyServerBuilder.forAddress(
-                new DomainSocketAddress(dir.resolve("kubelet.sock").toString()))
-            .channelType(EpollServerDomainSocketChannel.class)
-            .bossEventLoopGroup(group)
-            .workerEventLoopGroup(group)
-            .executor(grpc)
-            .addService(
-                new RegistrationGrpc.RegistrationImplBase() {
-                  @Override
-                  public void register(RegisterRequest request, StreamObserver<Empty> out) {
-                    registered.add(request.getResourceName());
-                    out.onNext(Empty.getDefaultInstance());
-                    out.onCompleted();
-                  }
-                })
-            .build()
-            .start();
+        kubelet(
+            new RegistrationGrpc.RegistrationImplBase() {
+              @Override
+              public void register(RegisterRequest request, StreamObserver<Empty> out) {
+                registered.add(request.getResourceName());
+                out.onNext(Empty.getDefaultInstance());
+                out.onCompleted();
+              }
+            });
     List<DevicePluginEvent.OpenFilesLow> lows = new CopyOnWriteArrayList<>();
     List<DevicePluginEvent.RegistrationFailed> failures = new CopyOnWriteArrayList<>();
     try (DevicePluginManager manager =
@@ -285,6 +269,20 @@ class FloodBoundsIT {
       channel.shutdownNow();
       server.stop();
     }
+  }
+
+  /** A kubelet socket in {@code dir} answering Register with {@code registration}. */
+  private Server kubelet(RegistrationGrpc.RegistrationImplBase registration)
+      throws java.io.IOException {
+    return NettyServerBuilder.forAddress(
+            new DomainSocketAddress(dir.resolve("kubelet.sock").toString()))
+        .channelType(EpollServerDomainSocketChannel.class)
+        .bossEventLoopGroup(group)
+        .workerEventLoopGroup(group)
+        .executor(grpc)
+        .addService(registration)
+        .build()
+        .start();
   }
 
   private static ListAndWatchResponse last(List<ListAndWatchResponse> list) {

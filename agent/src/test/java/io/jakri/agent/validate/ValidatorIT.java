@@ -230,4 +230,49 @@ class ValidatorIT {
         .noneMatch(l -> l.startsWith("warning: "));
     assertThat(outcome.code()).isZero();
   }
+
+  @Test
+  void aHandlerWhoseValidateHangsOrThrowsIsReportedAndTheOtherFilesAreStillChecked()
+      throws IOException {
+    Path plugins = Files.createDirectories(tmp.resolve("plugins"));
+    io.jakri.agent.PluginJars.plugin(
+        plugins.resolve("faults.jar"),
+        "faults",
+        ">=0.1.0",
+        List.of(
+            io.jakri.agent.testplugins.MisbehavingHandlers.ValidateHanging.class,
+            io.jakri.agent.testplugins.MisbehavingHandlers.ValidateThrowing.class));
+    Files.copy(PLUGINS.resolve("jakri-handler-simulated.jar"), plugins.resolve("sim.jar"));
+    Path hanging = file("hang.yaml", TestAgent.configuration("hang", "validate-hanger", 1, "x: 1"));
+    Path throwing =
+        file("throw.yaml", TestAgent.configuration("throw", "validate-thrower", 1, "x: 1"));
+    Path fine = file("sim.yaml", simulated("sim", "count: 2"));
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+
+    int code =
+        new Validator(
+                plugins,
+                io.jakri.agent.Safeguards.DEFAULT_CLASS_DOMAINS,
+                java.util.Optional.empty(),
+                new PrintWriter(out, true),
+                new PrintWriter(err, true),
+                java.time.Duration.ofMillis(500))
+            .validate(List.of(hanging, throwing, fine));
+
+    assertThat(err.toString().lines())
+        .containsExactly(
+            hanging
+                + ": "
+                + Validator.DETAILS
+                + ": handler \"validate-hanger\" did not answer within 500ms while checking them"
+                + " (the handler blocks; the agent abandons such a call too)",
+            throwing
+                + ": "
+                + Validator.DETAILS
+                + ": handler \"validate-thrower\" failed while checking them:"
+                + " java.lang.IllegalStateException: validate exploded");
+    assertThat(out.toString().lines()).contains(fine + ": configuration sim is valid");
+    assertThat(code).isEqualTo(1);
+  }
 }

@@ -1,4 +1,4 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.logging.DurationText;

@@ -1,5 +1,6 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
+import io.jakri.agent.AgentOptions;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
 import io.jakri.kubelet.emulator.EmulatorStartException;

@@ -1,7 +1,8 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.Safeguards;
 import io.jakri.agent.discovery.SlotLimits;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -22,6 +23,8 @@ class SafeguardFlagsTest {
     assertThat(Safeguards.defaults().metricsBindAddress()).isEqualTo("0.0.0.0");
     assertThat(Safeguards.defaults().allowReservedBrokerEnv()).isFalse();
     assertThat(Safeguards.defaults().slotLimits()).isEqualTo(new SlotLimits(100_000, 150_000));
+    assertThat(Safeguards.defaults().handlerLimits())
+        .isEqualTo(new io.jakri.agent.discovery.HandlerLimits(java.time.Duration.ofSeconds(10), 4));
   }
 
   @Test
@@ -32,11 +35,15 @@ class SafeguardFlagsTest {
             "--allow-reserved-broker-env",
             "--metrics-bind-address=127.0.0.1",
             "--max-slots-per-configuration=10",
-            "--max-slots-per-agent=20");
+            "--max-slots-per-agent=20",
+            "--handler-call-timeout=30s",
+            "--handler-stranded-threads=2");
     assertThat(s.classDomains()).containsExactlyInAnyOrder("nvidia.com", "example.org");
     assertThat(s.allowReservedBrokerEnv()).isTrue();
     assertThat(s.metricsBindAddress()).isEqualTo("127.0.0.1");
     assertThat(s.slotLimits()).isEqualTo(new SlotLimits(10, 20));
+    assertThat(s.handlerLimits())
+        .isEqualTo(new io.jakri.agent.discovery.HandlerLimits(java.time.Duration.ofSeconds(30), 2));
     assertThat(parse("--class-domains=").classDomains()).isEmpty();
   }
 }

@@ -1,4 +1,4 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,11 +1,17 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
+import io.jakri.agent.Agent;
+import io.jakri.agent.AgentOptions;
+import io.jakri.agent.OutOfMemoryExit;
+import io.jakri.agent.Safeguards;
 import io.jakri.agent.cluster.WatchedNamespaces;
+import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
@@ -149,6 +155,22 @@ public final class Main implements Callable<Integer> {
           "Most slots of all Configurations on this node (env JAKRI_MAX_SLOTS_PER_AGENT; default"
               + " ${DEFAULT-VALUE}, sized to the chart's 384Mi memory limit).")
   long maxSlotsPerAgent = SlotLimits.DEFAULT_PER_AGENT;
+
+  @Option(
+      names = "--handler-call-timeout",
+      converter = DurationText.Converter.class,
+      description =
+          "How long a call into a discovery handler plugin (validate, start, close) or a task on"
+              + " its scheduler may run before its thread is abandoned and counted as stranded"
+              + " (env JAKRI_HANDLER_CALL_TIMEOUT; default 10s).")
+  Duration handlerCallTimeout = HandlerLimits.DEFAULT_CALL_TIMEOUT;
+
+  @Option(
+      names = "--handler-stranded-threads",
+      description =
+          "Most stranded threads a handler plugin may have before it gets no new call (env"
+              + " JAKRI_HANDLER_STRANDED_THREADS; default ${DEFAULT-VALUE}).")
+  int handlerStrandedThreads = HandlerLimits.DEFAULT_STRANDED_THREADS;
 
   @Option(
       names = "--log-format",
@@ -302,7 +324,8 @@ public final class Main implements Callable<Integer> {
         classDomains.domains(),
         allowReservedBrokerEnv,
         metricsBindAddress,
-        new SlotLimits(maxSlotsPerConfiguration, maxSlotsPerAgent));
+        new SlotLimits(maxSlotsPerConfiguration, maxSlotsPerAgent),
+        new HandlerLimits(handlerCallTimeout, handlerStrandedThreads));
   }
 
   @Override
@@ -317,6 +340,14 @@ public final class Main implements Callable<Integer> {
       System.err.println(
           "jakri-agent: --max-slots-per-configuration and --max-slots-per-agent must be at least"
               + " 1");
+      return 2;
+    }
+    if (handlerCallTimeout.isNegative()
+        || handlerCallTimeout.isZero()
+        || handlerStrandedThreads < 1) {
+      System.err.println(
+          "jakri-agent: --handler-call-timeout must be positive and --handler-stranded-threads at"
+              + " least 1");
       return 2;
     }
     int port = metricsPort == null ? -1 : metricsPort;

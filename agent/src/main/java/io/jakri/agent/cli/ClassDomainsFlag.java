@@ -1,5 +1,6 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
+import io.jakri.agent.Safeguards;
 import java.util.List;
 import java.util.Locale;
 import picocli.CommandLine.Option;

@@ -1,4 +1,4 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
 import io.jakri.agent.validate.Validator;
 import io.jakri.logging.EnvDefaults;

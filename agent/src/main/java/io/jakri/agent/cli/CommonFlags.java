@@ -1,5 +1,6 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
+import io.jakri.agent.AgentOptions;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.logging.DurationText;
 import java.io.IOException;

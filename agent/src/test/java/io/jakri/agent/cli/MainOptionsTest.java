@@ -1,7 +1,8 @@
-package io.jakri.agent;
+package io.jakri.agent.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.AgentOptions;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -215,11 +215,11 @@ public final class Agent implements AutoCloseable {
   }
 
   /**
-   * The last step of {@link DeviceRouting}: metrics, then DRA's slices (both are built after
-   * discovery, and told only once it runs).
+   * The last step of {@link DeviceRouting}: the event stream (metrics), then DRA's slices (both are
+   * built after discovery, and told only once it runs).
    */
   private void deviceChanged(DeviceChange change, long reportedNanos) {
-    metrics.deviceChanged(change, reportedNanos);
+    publish(new AgentEvent.DeviceChanged(change, reportedNanos));
     dra.ifPresent(d -> d.slices().deviceChanged(change));
   }
 

@@ -3,6 +3,7 @@ package io.jakri.agent.events;
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.DiscoveryEvent;
+import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.util.List;
 import java.util.Objects;
@@ -43,6 +44,18 @@ public sealed interface AgentEvent {
   record Discovery(DiscoveryEvent event) implements AgentEvent {
     public Discovery {
       Objects.requireNonNull(event, "event");
+    }
+  }
+
+  /**
+   * A device's state on this node changed (a snapshot, or the offline grace ending), after the
+   * Instance store and the node's resources took it; {@code reportedNanos} is the {@code nanoTime}
+   * reading taken when the handler reported the snapshot behind it. Emitted on the discovery
+   * thread.
+   */
+  record DeviceChanged(DeviceChange change, long reportedNanos) implements AgentEvent {
+    public DeviceChanged {
+      Objects.requireNonNull(change, "change");
     }
   }
 

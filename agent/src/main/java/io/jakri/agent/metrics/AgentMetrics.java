@@ -349,6 +349,8 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
       }
     } else if (event instanceof AgentEvent.Discovery d) {
       discovery(d.event());
+    } else if (event instanceof AgentEvent.DeviceChanged d) {
+      deviceChanged(d.change(), d.reportedNanos());
     }
     // Plugin load failures are a gauge over the registry's problems, read when scraped.
   }
@@ -406,7 +408,7 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
    * @param reportedNanos the {@code nanoTime} reading taken when the handler reported the snapshot
    *     behind the change
    */
-  public void deviceChanged(DeviceChange change, long reportedNanos) {
+  private void deviceChanged(DeviceChange change, long reportedNanos) {
     if (!(change instanceof DeviceChange.OfDevice c)) {
       return;
     }

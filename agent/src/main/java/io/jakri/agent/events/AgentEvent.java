@@ -2,8 +2,8 @@ package io.jakri.agent.events;
 
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
-import io.jakri.agent.discovery.DiscoveryEvent;
 import io.jakri.agent.discovery.DeviceChange;
+import io.jakri.agent.discovery.DiscoveryEvent;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.util.List;
 import java.util.Objects;

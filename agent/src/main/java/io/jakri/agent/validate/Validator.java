@@ -344,36 +344,29 @@ public final class Validator {
       v = call.get(callTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
       call.cancel(true);
-      err.println(
-          where
-              + ": "
-              + DETAILS
-              + ": handler \""
-              + spec.handlerName()
-              + "\" did not answer within "
+      return handlerProblem(
+          where,
+          spec,
+          "did not answer within "
               + DurationText.of(callTimeout)
               + " while checking them (the handler blocks; the agent abandons such a call too)");
-      return 1;
     } catch (ExecutionException e) {
       // A handler must not throw for bad input; a plugin that does is reported, not fatal.
-      err.println(
-          where
-              + ": "
-              + DETAILS
-              + ": handler \""
-              + spec.handlerName()
-              + "\" failed while checking them: "
-              + e.getCause());
-      return 1;
+      return handlerProblem(where, spec, "failed while checking them: " + e.getCause());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       call.cancel(true);
-      err.println(where + ": " + DETAILS + ": interrupted while the handler checked them");
-      return 1;
+      return handlerProblem(where, spec, "was interrupted while checking them");
     }
     v.warnings().forEach(w -> out.println("warning: " + where + ": " + DETAILS + ": " + w));
     v.errors().forEach(e -> err.println(where + ": " + DETAILS + ": " + e));
     return v.errors().size();
+  }
+
+  /** Prints a problem of the handler's check of the details; returns the problem count, 1. */
+  private int handlerProblem(String where, ConfigurationSpec spec, String what) {
+    err.println(where + ": " + DETAILS + ": handler \"" + spec.handlerName() + "\" " + what);
+    return 1;
   }
 
   private String installed(boolean pluginsDirExists, PluginHandlerRegistry handlers) {

@@ -2,13 +2,10 @@ package io.jakri.agent.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
-import io.jakri.crd.InstanceSpec;
 import io.jakri.crd.SlotUsage;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,21 +41,7 @@ class InstanceCacheTest {
   /** A resource of Instance x-aaaaaa (capacity 2) of Configuration x at {@code version}. */
   private static io.jakri.crd.Instance resource(
       String namespace, String uid, long version, List<String> nodes, Map<String, String> usage) {
-    InstanceSpec spec = new InstanceSpec();
-    spec.setConfigurationName("x");
-    spec.setCapacity(2);
-    spec.setNodes(nodes);
-    spec.setDeviceUsage(new LinkedHashMap<>(usage));
-    io.jakri.crd.Instance r = new io.jakri.crd.Instance();
-    r.setMetadata(
-        new ObjectMetaBuilder()
-            .withName("x-aaaaaa")
-            .withNamespace(namespace)
-            .withUid(uid)
-            .withResourceVersion(Long.toString(version))
-            .build());
-    r.setSpec(spec);
-    return r;
+    return InstanceResourceFixture.resource(namespace, uid, version, nodes, usage, null);
   }
 
   private static final Map<String, String> HELD_BY_N1 = Map.of("x-aaaaaa-0", "n1");

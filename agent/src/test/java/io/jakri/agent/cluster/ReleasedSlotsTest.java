@@ -17,27 +17,11 @@ class ReleasedSlotsTest {
   /** A resource of Instance x-aaaaaa (capacity 2) at {@code version}. */
   private static io.jakri.crd.Instance resource(
       String uid, long version, List<String> nodes, Map<String, String> usage, String released) {
-    InstanceSpec spec = new InstanceSpec();
-    spec.setConfigurationName("x");
-    spec.setCapacity(2);
-    spec.setNodes(nodes);
-    spec.setDeviceUsage(new LinkedHashMap<>(usage));
-    ObjectMetaBuilder meta =
-        new ObjectMetaBuilder()
-            .withName("x-aaaaaa")
-            .withUid(uid)
-            .withResourceVersion(Long.toString(version));
-    if (released != null) {
-      meta.addToAnnotations(KubernetesInstanceStore.RELEASED_ANNOTATION, released);
-    }
-    io.jakri.crd.Instance r = new io.jakri.crd.Instance();
-    r.setMetadata(meta.build());
-    r.setSpec(spec);
-    return r;
+    return InstanceResourceFixture.resource(null, uid, version, nodes, usage, released);
   }
 
   private static CachedInstance seen(io.jakri.crd.Instance r) {
-    return new CachedInstance(InstanceResources.toInstance(r), r);
+    return InstanceResourceFixture.seen(r);
   }
 
   @Test

@@ -4,11 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.jakri.agent.LogCapture;
-import io.jakri.crd.InstanceSpec;
 import io.jakri.crd.SlotUsage;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -19,27 +16,11 @@ class SlotGuardsTest {
   /** A resource of Instance x-aaaaaa (capacity 2) at {@code version}. */
   private static io.jakri.crd.Instance resource(
       String uid, long version, List<String> nodes, Map<String, String> usage, String released) {
-    InstanceSpec spec = new InstanceSpec();
-    spec.setConfigurationName("x");
-    spec.setCapacity(2);
-    spec.setNodes(nodes);
-    spec.setDeviceUsage(new LinkedHashMap<>(usage));
-    ObjectMetaBuilder meta =
-        new ObjectMetaBuilder()
-            .withName("x-aaaaaa")
-            .withUid(uid)
-            .withResourceVersion(Long.toString(version));
-    if (released != null) {
-      meta.addToAnnotations(KubernetesInstanceStore.RELEASED_ANNOTATION, released);
-    }
-    io.jakri.crd.Instance r = new io.jakri.crd.Instance();
-    r.setMetadata(meta.build());
-    r.setSpec(spec);
-    return r;
+    return InstanceResourceFixture.resource(null, uid, version, nodes, usage, released);
   }
 
   private static CachedInstance seen(io.jakri.crd.Instance r) {
-    return new CachedInstance(InstanceResources.toInstance(r), r);
+    return InstanceResourceFixture.seen(r);
   }
 
   private static CachedInstance next(CachedInstance previous, io.jakri.crd.Instance r) {

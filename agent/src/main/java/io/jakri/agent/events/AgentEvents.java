@@ -241,9 +241,10 @@ public final class AgentEvents implements java.util.function.Consumer<AgentEvent
   }
 
   private void warn(Budget budget, ObjectRef ref, String reason, String message) {
-    if (budget.tryAcquire()) {
+    Budget.Grant grant = budget.acquire();
+    if (grant == Budget.Grant.GRANTED) {
       events.warning(ref, reason, message);
-    } else if (budget.refusedSinceGrant() == 1) {
+    } else if (grant == Budget.Grant.FIRST_REFUSAL) {
       // One line per streak: a kubelet refusing thousands of resources must not flood the log.
       LOG.warn(
           "{} {} (Event budget used up, not recorded; further ones are logged at debug until the"

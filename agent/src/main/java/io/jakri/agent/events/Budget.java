@@ -18,6 +18,14 @@ public final class Budget {
   private final ArrayDeque<Instant> granted = new ArrayDeque<>();
   private long refusedSinceGrant;
 
+  /** What one {@link #acquire()} got. */
+  public enum Grant {
+    GRANTED,
+    /** The first refusal since the last grant: the one worth telling about. */
+    FIRST_REFUSAL,
+    REFUSED
+  }
+
   public Budget(Clock clock, int max, Duration window) {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.window = Objects.requireNonNull(window, "window");
@@ -28,25 +36,25 @@ public final class Budget {
   }
 
   /** Takes one grant if fewer than {@code max} were taken within the last {@code window}. */
-  public synchronized boolean tryAcquire() {
+  public boolean tryAcquire() {
+    return acquire() == Grant.GRANTED;
+  }
+
+  /**
+   * Takes one grant if fewer than {@code max} were taken within the last {@code window}; else says
+   * whether this is the first refusal since the last grant (decided atomically, so of concurrent
+   * refusals exactly one is the first).
+   */
+  public synchronized Grant acquire() {
     Instant now = clock.instant();
     while (!granted.isEmpty() && !granted.peekFirst().plus(window).isAfter(now)) {
       granted.pollFirst();
     }
     if (granted.size() >= max) {
-      refusedSinceGrant++;
-      return false;
+      return ++refusedSinceGrant == 1 ? Grant.FIRST_REFUSAL : Grant.REFUSED;
     }
     granted.addLast(now);
     refusedSinceGrant = 0;
-    return true;
-  }
-
-  /**
-   * Refusals since the last grant: 1 right after the first refusal of a streak (the one worth
-   * telling about), 0 after a grant.
-   */
-  public synchronized long refusedSinceGrant() {
-    return refusedSinceGrant;
+    return Grant.GRANTED;
   }
 }

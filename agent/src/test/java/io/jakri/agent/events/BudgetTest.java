@@ -28,15 +28,12 @@ class BudgetTest {
   @Test
   void countsTheRefusalsOfAStreakSoOnlyItsFirstIsTold() {
     Budget budget = new Budget(clock, 1, Duration.ofMinutes(10));
-    assertThat(budget.tryAcquire()).isTrue();
-    assertThat(budget.refusedSinceGrant()).isZero();
-    assertThat(budget.tryAcquire()).isFalse();
-    assertThat(budget.refusedSinceGrant()).isEqualTo(1);
-    assertThat(budget.tryAcquire()).isFalse();
-    assertThat(budget.refusedSinceGrant()).isEqualTo(2);
+    assertThat(budget.acquire()).isEqualTo(Budget.Grant.GRANTED);
+    assertThat(budget.acquire()).isEqualTo(Budget.Grant.FIRST_REFUSAL);
+    assertThat(budget.acquire()).isEqualTo(Budget.Grant.REFUSED);
     clock.advance(Duration.ofMinutes(10));
-    assertThat(budget.tryAcquire()).isTrue();
-    assertThat(budget.refusedSinceGrant()).isZero();
+    assertThat(budget.acquire()).isEqualTo(Budget.Grant.GRANTED);
+    assertThat(budget.acquire()).isEqualTo(Budget.Grant.FIRST_REFUSAL);
   }
 
   @Test

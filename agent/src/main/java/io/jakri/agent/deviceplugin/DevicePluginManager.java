@@ -218,6 +218,9 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
           if (entry != null) {
             entry.cancelRetry();
             queue.remove(entry);
+            if (queue.size() == 0) {
+              hold.drained(); // the last one waiting for files was retired
+            }
             if (entry.server != null) {
               stopLater(entry, entry.server);
               entry.server = null;

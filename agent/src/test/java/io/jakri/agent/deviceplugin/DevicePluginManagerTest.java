@@ -158,6 +158,19 @@ class DevicePluginManagerTest {
       assertThat(sockets()).isEmpty();
       assertThat(manager.socketOf("test.jakri.io/a")).isEmpty();
       assertThat(events).noneMatch(DevicePluginEvent.RegistrationFailed.class::isInstance);
+
+      // Once nothing waits (both retired while waiting), the episode ends: 0 waiting.
+      manager.retire("test.jakri.io/a");
+      manager.retire("test.jakri.io/b");
+      await()
+          .atMost(DEADLINE)
+          .until(
+              () ->
+                  events.stream()
+                      .anyMatch(
+                          e ->
+                              e instanceof DevicePluginEvent.OpenFilesLow low
+                                  && low.waiting() == 0));
     }
   }
 }

@@ -8,10 +8,7 @@ import io.jakri.agent.discovery.DiscoveryManager.ConfigurationStatus;
 import io.jakri.agent.discovery.DiscoveryManager.State;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
-import io.jakri.handler.Discovery;
-import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
-import io.jakri.handler.Validation;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -43,8 +40,9 @@ class ConfigurationRunTest {
   private final List<String> changes = new CopyOnWriteArrayList<>();
   private final ConfigurationStatuses statuses =
       new ConfigurationStatuses(c -> events.add(new DiscoveryEvent.StatusChanged(c)));
-  private final List<DeviceListener> listeners = new CopyOnWriteArrayList<>();
-  private final AtomicInteger closes = new AtomicInteger();
+  private final FakeHandler fake = new FakeHandler();
+  private final List<DeviceListener> listeners = fake.listeners;
+  private final AtomicInteger closes = fake.closed;
 
   @AfterEach
   void stop() {
@@ -198,23 +196,7 @@ class ConfigurationRunTest {
   }
 
   private DiscoveryHandler handler() {
-    return new DiscoveryHandler() {
-      @Override
-      public String name() {
-        return "fake";
-      }
-
-      @Override
-      public Validation validate(DiscoveryContext context) {
-        return Validation.ok();
-      }
-
-      @Override
-      public Discovery start(DiscoveryContext context, DeviceListener listener) {
-        listeners.add(listener);
-        return closes::incrementAndGet;
-      }
-    };
+    return fake;
   }
 
   private record Installed(Set<DiscoveryHandler> handlers) implements HandlerRegistry {

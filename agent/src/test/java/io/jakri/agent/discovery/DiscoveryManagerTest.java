@@ -7,13 +7,8 @@ import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
-import io.jakri.handler.Discovery;
-import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
-import io.jakri.handler.Validation;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -247,36 +242,6 @@ class DiscoveryManagerTest {
     void awaitKinds(String... expected) {
       await().atMost(WAIT).until(() -> kinds.size() >= expected.length);
       assertThat(kinds).containsExactly(expected);
-    }
-  }
-
-  /** A handler whose discoveries report what the test tells them. */
-  private static final class FakeHandler implements DiscoveryHandler {
-    final List<DeviceListener> listeners = Collections.synchronizedList(new ArrayList<>());
-    final AtomicInteger started = new AtomicInteger();
-    final AtomicInteger closed = new AtomicInteger();
-
-    @Override
-    public String name() {
-      return "fake";
-    }
-
-    @Override
-    public Validation validate(DiscoveryContext context) {
-      return Validation.ok();
-    }
-
-    @Override
-    public Discovery start(DiscoveryContext context, DeviceListener listener) {
-      listeners.add(listener);
-      started.incrementAndGet();
-      return closed::incrementAndGet;
-    }
-
-    /** The listener of the {@code n}th start, once it happened. */
-    DeviceListener awaitStarted(int n) {
-      await().atMost(WAIT).until(() -> listeners.size() >= n);
-      return listeners.get(n - 1);
     }
   }
 

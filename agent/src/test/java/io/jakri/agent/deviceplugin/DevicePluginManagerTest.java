@@ -146,15 +146,7 @@ class DevicePluginManagerTest {
       manager.start();
       manager.serve(backend("test.jakri.io/a", "a"));
       manager.serve(backend("test.jakri.io/b", "b"));
-      await()
-          .atMost(DEADLINE)
-          .until(
-              () ->
-                  events.stream()
-                      .anyMatch(
-                          e ->
-                              e instanceof DevicePluginEvent.OpenFilesLow low
-                                  && low.waiting() == 2));
+      awaitOpenFilesLow(2);
       assertThat(sockets()).isEmpty();
       assertThat(manager.socketOf("test.jakri.io/a")).isEmpty();
       assertThat(events).noneMatch(DevicePluginEvent.RegistrationFailed.class::isInstance);
@@ -162,15 +154,20 @@ class DevicePluginManagerTest {
       // Once nothing waits (both retired while waiting), the episode ends: 0 waiting.
       manager.retire("test.jakri.io/a");
       manager.retire("test.jakri.io/b");
-      await()
-          .atMost(DEADLINE)
-          .until(
-              () ->
-                  events.stream()
-                      .anyMatch(
-                          e ->
-                              e instanceof DevicePluginEvent.OpenFilesLow low
-                                  && low.waiting() == 0));
+      awaitOpenFilesLow(0);
     }
+  }
+
+  /** Waits for an {@link DevicePluginEvent.OpenFilesLow} saying {@code waiting} resources wait. */
+  private void awaitOpenFilesLow(int waiting) {
+    await()
+        .atMost(DEADLINE)
+        .until(
+            () ->
+                events.stream()
+                    .anyMatch(
+                        e ->
+                            e instanceof DevicePluginEvent.OpenFilesLow low
+                                && low.waiting() == waiting));
   }
 }

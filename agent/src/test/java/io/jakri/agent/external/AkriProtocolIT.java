@@ -423,10 +423,18 @@ class AkriProtocolIT {
   @Test
   void registrationsSurviveAnAgentRestart(@TempDir Path own) throws Exception {
     Path dir = own.resolve("akri");
-    // The handler tries to register again only every minute: recovery comes from the agent.
-    try (AkriPeer peer =
-        AkriPeer.uds(dir, "pyrestart", "pyrestart.sock", false, Duration.ofSeconds(60))) {
-      Agent first = start(own, dir);
+    // The handler tries to register again only every minute: recovery comes from the agent. So
+    // it starts once the first agent serves the registration socket (a first attempt before
+    // that would leave it unregistered for a minute).
+    Agent first = start(own, dir);
+    AkriPeer handler;
+    try {
+      handler = AkriPeer.uds(dir, "pyrestart", "pyrestart.sock", false, Duration.ofSeconds(60));
+    } catch (Exception | Error e) {
+      first.close();
+      throw e;
+    }
+    try (AkriPeer peer = handler) {
       String res = resource("pyrestart-cfg", "r1", false);
       String plugin = resource("pyrestart-plugin", "p1", false);
       try {

@@ -36,15 +36,21 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Several cluster-mode agents, one per node, each with its own device-plugin dir and kubelet
- * emulator, all against one fabric8 mock API server in CRUD mode. For integration tests.
+ * emulator, all against one API server: the real one ({@link RealApiPeer}, each agent on its own
+ * service-account token) or fabric8's mock in CRUD mode ({@link MockApiPeer}). For integration
+ * tests.
  */
 final class ClusterHarness implements AutoCloseable {
 
   static final Path PLUGINS = Path.of("target", "plugins").toAbsolutePath();
   static final String NS = "default";
 
-  final KubernetesMockServer server;
+  final ApiPeer peer;
   final KubernetesClient admin;
+
+  /** The namespace of this harness's Configurations and Instances. */
+  final String ns;
+
   final Path root;
   private final Map<String, Agent> agents = new TreeMap<>();
   // Clients that dial the agents' device-plugin sockets the way the kubelet does.
@@ -52,8 +58,13 @@ final class ClusterHarness implements AutoCloseable {
   private final List<ManagedChannel> channels = new ArrayList<>();
 
   ClusterHarness(KubernetesMockServer server, KubernetesClient admin, Path root) {
-    this.server = server;
-    this.admin = admin;
+    this(new MockApiPeer(server, admin), root);
+  }
+
+  ClusterHarness(ApiPeer peer, Path root) {
+    this.peer = peer;
+    this.admin = peer.admin();
+    this.ns = peer.namespace();
     this.root = root;
     // The CRDs as shipped (crds/*.akri.sh.yaml); the mock server needs them for the status
     // subresource.
@@ -103,7 +114,7 @@ final class ClusterHarness implements AutoCloseable {
       boolean emulateKubelet)
       throws IOException {
     return start(
-        node, offlineGrace, reclaimGrace, plugins, emulateKubelet, WatchedNamespaces.of(NS));
+        node, offlineGrace, reclaimGrace, plugins, emulateKubelet, WatchedNamespaces.of(ns));
   }
 
   private Agent start(
@@ -128,17 +139,7 @@ final class ClusterHarness implements AutoCloseable {
                 offlineGrace,
                 reclaimGrace)
             .inCluster(namespaces, true);
-    // The same request retries as Agent.start gives a real client.
-    Agent agent =
-        Agent.start(
-            options,
-            Optional.of(
-                server.createClient(
-                    b ->
-                        b.editOrNewConfig()
-                            .withRequestRetryBackoffLimit(Agent.API_RETRIES)
-                            .withRequestRetryBackoffInterval(Agent.API_RETRY_INTERVAL_MS)
-                            .endConfig())));
+    Agent agent = Agent.start(options, Optional.of(peer.agentClient(node)));
     agents.put(node, agent);
     return agent;
   }
@@ -191,7 +192,7 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Applies a Configuration from YAML (create or replace). */
   Configuration apply(String yaml) {
-    return apply(NS, yaml);
+    return apply(ns, yaml);
   }
 
   /** Applies a Configuration from YAML (create or replace) in {@code namespace}. */
@@ -212,7 +213,7 @@ final class ClusterHarness implements AutoCloseable {
         .until(
             () -> {
               Configuration c =
-                  admin.resources(Configuration.class).inNamespace(NS).withName(name).get();
+                  admin.resources(Configuration.class).inNamespace(ns).withName(name).get();
               change.accept(c);
               admin.resource(c).update();
               return true;
@@ -262,11 +263,11 @@ final class ClusterHarness implements AutoCloseable {
 
   Optional<Instance> instance(String name) {
     return Optional.ofNullable(
-        admin.resources(Instance.class).inNamespace(NS).withName(name).get());
+        admin.resources(Instance.class).inNamespace(ns).withName(name).get());
   }
 
   List<Instance> instances() {
-    return admin.resources(Instance.class).inNamespace(NS).list().getItems();
+    return admin.resources(Instance.class).inNamespace(ns).list().getItems();
   }
 
   void awaitCapacity(String node, String resource, long count) {

@@ -1,0 +1,89 @@
+package io.jakri.agent.cluster;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.jakri.agent.Agent;
+import io.jakri.crd.Crds;
+import io.jakri.testing.kube.RealApiServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The real API server (RBAC on) with the project's CRDs and the agent's RBAC exactly as shipped in
+ * {@code agent/rbac/agent-rbac.yaml}: every agent authenticates as ServiceAccount {@code
+ * default/jakri-agent} with a token of its own, so any verb the code needs and the manifest lacks
+ * fails as it would in a cluster. Each harness gets a namespace of its own.
+ */
+final class RealApiPeer implements ApiPeer {
+
+  static final Path AGENT_RBAC = Path.of("rbac", "agent-rbac.yaml").toAbsolutePath();
+
+  private final RealApiServer api;
+  private final String namespace;
+
+  RealApiPeer(RealApiServer api, String prefix) {
+    this.api = api;
+    installCrdsAndRbac(api);
+    this.namespace = api.namespace(prefix);
+  }
+
+  /** The CRDs as shipped and the agent's RBAC manifest, applied as an operator would. */
+  static void installCrdsAndRbac(RealApiServer api) {
+    for (CustomResourceDefinition crd : Crds.load()) {
+      api.admin()
+          .apiextensions()
+          .v1()
+          .customResourceDefinitions()
+          .resource(crd)
+          .createOr(c -> c.update());
+    }
+    for (CustomResourceDefinition crd : Crds.load()) {
+      api.admin()
+          .apiextensions()
+          .v1()
+          .customResourceDefinitions()
+          .withName(crd.getMetadata().getName())
+          .waitUntilCondition(
+              c ->
+                  c != null
+                      && c.getStatus() != null
+                      && c.getStatus().getConditions().stream()
+                          .anyMatch(
+                              x ->
+                                  "Established".equals(x.getType())
+                                      && "True".equals(x.getStatus())),
+              30,
+              java.util.concurrent.TimeUnit.SECONDS);
+    }
+    try {
+      api.apply(Files.readString(AGENT_RBAC));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public KubernetesClient admin() {
+    return api.admin();
+  }
+
+  @Override
+  public KubernetesClient agentClient(String node) {
+    Config config = api.serviceAccountConfig("default", "jakri-agent");
+    config.setRequestRetryBackoffLimit(Agent.API_RETRIES);
+    config.setRequestRetryBackoffInterval(Agent.API_RETRY_INTERVAL_MS);
+    return api.client(config);
+  }
+
+  @Override
+  public String namespace() {
+    return namespace;
+  }
+
+  RealApiServer server() {
+    return api;
+  }
+}

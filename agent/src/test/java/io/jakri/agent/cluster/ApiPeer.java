@@ -19,4 +19,10 @@ interface ApiPeer {
 
   /** The namespace the harness's Configurations and Instances live in. */
   String namespace();
+
+  /** Makes sure namespace {@code name} exists (a real server refuses objects in a missing one). */
+  default void ensureNamespace(String name) {}
+
+  /** Removes what the harness left in the API server (called after its agents stopped). */
+  default void close() {}
 }

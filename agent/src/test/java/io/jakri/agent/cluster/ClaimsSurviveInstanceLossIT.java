@@ -7,8 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.StatusRuntimeException;
 import io.jakri.crd.Instance;
 import io.jakri.crd.SlotUsage;
@@ -16,6 +14,8 @@ import io.jakri.kubelet.emulator.AdmissionException;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.Pod;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,6 +26,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,10 +36,9 @@ import org.junit.jupiter.api.io.TempDir;
  * allocate that slot. n2 must refuse every time, n1's claim must come back into the object, and a
  * pod on n2 asking for the device must not be admitted.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class ClaimsSurviveInstanceLossIT {
 
-  KubernetesMockServer server;
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
@@ -63,8 +63,9 @@ class ClaimsSurviveInstanceLossIT {
   String slot;
 
   @BeforeEach
-  void setUp() throws Exception {
-    cluster = new ClusterHarness(server, client, tmp);
+  void setUp(RealApiServer api) throws Exception {
+    cluster = new ClusterHarness(new RealApiPeer(api, "claims-survive-insta"), tmp);
+    client = cluster.admin;
     cluster.start("n1", Duration.ofSeconds(30), RECLAIM_GRACE);
     cluster.start("n2", Duration.ofSeconds(30), RECLAIM_GRACE);
     cluster.apply(SOLO);
@@ -119,7 +120,7 @@ class ClaimsSurviveInstanceLossIT {
             cluster
                 .admin
                 .resources(Instance.class)
-                .inNamespace(ClusterHarness.NS)
+                .inNamespace(cluster.ns)
                 .withName(name)
                 .patch(
                     PatchContext.of(PatchType.JSON),

@@ -6,14 +6,14 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
 import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.Pod;
 import io.jakri.kubelet.emulator.PodAdmission;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -21,12 +21,12 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class ClusterAgentIT {
 
-  KubernetesMockServer server;
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
@@ -51,8 +51,9 @@ class ClusterAgentIT {
           """);
 
   @BeforeEach
-  void setUp() {
-    cluster = new ClusterHarness(server, client, tmp);
+  void setUp(RealApiServer api) {
+    cluster = new ClusterHarness(new RealApiPeer(api, "cluster-agent"), tmp);
+    client = cluster.admin;
   }
 
   @AfterEach
@@ -137,7 +138,7 @@ class ClusterAgentIT {
     cluster
         .admin
         .genericKubernetesResources("akri.sh/v0", "Configuration")
-        .inNamespace(ClusterHarness.NS)
+        .inNamespace(cluster.ns)
         .withName("widgets")
         .subresource("status")
         .patch(
@@ -189,7 +190,7 @@ class ClusterAgentIT {
     return cluster
         .admin
         .resources(Configuration.class)
-        .inNamespace(ClusterHarness.NS)
+        .inNamespace(cluster.ns)
         .withName(name)
         .get();
   }
@@ -271,7 +272,7 @@ class ClusterAgentIT {
     cluster
         .admin
         .resources(Configuration.class)
-        .inNamespace(ClusterHarness.NS)
+        .inNamespace(cluster.ns)
         .withName("widgets")
         .delete();
 
@@ -327,7 +328,7 @@ class ClusterAgentIT {
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(
             () ->
-                assertThat(cluster.admin.v1().events().inNamespace("default").list().getItems())
+                assertThat(cluster.admin.v1().events().inNamespace(cluster.ns).list().getItems())
                     .extracting(e -> e.getInvolvedObject().getName() + ":" + e.getReason())
                     .contains(
                         "broken:InvalidConfiguration",
@@ -530,30 +531,6 @@ class ClusterAgentIT {
                             .toList())
                     .containsExactly(kept + "=n1"));
     cluster.awaitAllocatable("n2", "akri.sh/" + shared, 1);
-  }
-
-  @Test
-  void instancesTheApiServerRefusedAreWrittenOnceItAcceptsWritesAgain() throws Exception {
-    // Six refused creates: the client's own retries (3 attempts per call) and then the agent's
-    // backoff must carry the Instance through, with no new snapshot from the handler.
-    server
-        .expect()
-        .post()
-        .withPath("/apis/akri.sh/v0/namespaces/default/instances")
-        .andReturn(503, "{\"kind\":\"Status\",\"code\":503}")
-        .times(6);
-    cluster.start("n1", Duration.ofSeconds(30));
-    cluster.apply(
-        ClusterHarness.configuration(
-            "late",
-            "static",
-            1,
-            "deviceMapping:\n  - hosts: [n1]\n    devices:\n"
-                + "      - resourceName: example.com/late\n        instanceID: \"1\"\n"));
-
-    await().atMost(Duration.ofSeconds(30)).until(() -> cluster.instances().size() == 1);
-    String name = cluster.instances().get(0).getMetadata().getName();
-    cluster.awaitAllocatable("n1", "akri.sh/" + name, 1);
   }
 
   @Test

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.StatusRuntimeException;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the Instance's deviceUsage says exactly who won. Prints Allocate latency and API requests per
  * Allocate.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class ClusterContentionIT {
 
   static final int AGENTS = 5;
@@ -41,14 +42,14 @@ class ClusterContentionIT {
   static final int CAPACITY = 3;
   static final int REPETITIONS = Integer.getInteger("jakri.contention.reps", 100);
 
-  KubernetesMockServer server;
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new ClusterHarness(server, client, tmp);
+  void setUp(RealApiServer api) {
+    cluster = new ClusterHarness(new RealApiPeer(api, "cluster-contention"), tmp);
+    client = cluster.admin;
   }
 
   @AfterEach

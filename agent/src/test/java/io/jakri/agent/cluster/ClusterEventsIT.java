@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -26,6 +24,8 @@ import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
 import io.jakri.kubelet.v1beta1.Empty;
 import io.jakri.kubelet.v1beta1.RegisterRequest;
 import io.jakri.kubelet.v1beta1.RegistrationGrpc;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,6 +38,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -45,17 +46,22 @@ import org.junit.jupiter.api.io.TempDir;
  * persistent Register failures and broken plugin jars on the Node), and the slot-conflict metrics
  * count what the agents fought over.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class ClusterEventsIT {
 
-  KubernetesMockServer server;
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
+  java.util.Set<String> before;
 
   @BeforeEach
-  void setUp() {
-    cluster = new ClusterHarness(server, client, tmp);
+  void setUp(RealApiServer api) {
+    cluster = new ClusterHarness(new RealApiPeer(api, "cluster-events"), tmp);
+    client = cluster.admin;
+    before =
+        client.v1().events().inAnyNamespace().list().getItems().stream()
+            .map(e -> e.getMetadata().getUid())
+            .collect(java.util.stream.Collectors.toSet());
   }
 
   @AfterEach
@@ -153,7 +159,7 @@ class ClusterEventsIT {
                           assertThat(e.getInvolvedObject().getName()).isEqualTo(instance);
                           assertThat(e.getInvolvedObject().getUid())
                               .isEqualTo(stored.getMetadata().getUid());
-                          assertThat(e.getMetadata().getNamespace()).isEqualTo(ClusterHarness.NS);
+                          assertThat(e.getMetadata().getNamespace()).isEqualTo(cluster.ns);
                           assertThat(e.getMessage()).contains("node n2", "slot conflicts");
                         }));
   }
@@ -244,8 +250,14 @@ class ClusterEventsIT {
     return null;
   }
 
+  /**
+   * Events with {@code reason} this test's agents wrote: in the harness's namespace, or (Node
+   * Events) in "default" but newer than the test, since the API server is shared with other test
+   * classes whose agents had the same node names.
+   */
   private List<Event> events(String reason) {
     return client.v1().events().inAnyNamespace().list().getItems().stream()
+        .filter(e -> !before.contains(e.getMetadata().getUid()))
         .filter(e -> reason.equals(e.getReason()))
         .toList();
   }

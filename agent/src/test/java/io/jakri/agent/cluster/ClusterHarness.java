@@ -197,6 +197,7 @@ final class ClusterHarness implements AutoCloseable {
 
   /** Applies a Configuration from YAML (create or replace) in {@code namespace}. */
   Configuration apply(String namespace, String yaml) {
+    peer.ensureNamespace(namespace);
     Configuration c = admin.getKubernetesSerialization().unmarshal(yaml, Configuration.class);
     return admin
         .resources(Configuration.class)
@@ -294,6 +295,7 @@ final class ClusterHarness implements AutoCloseable {
     for (String node : new ArrayList<>(agents.keySet())) {
       stop(node);
     }
+    peer.close();
     try {
       clientLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {

@@ -4,15 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.crd.Instance;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -20,19 +21,19 @@ import org.junit.jupiter.api.io.TempDir;
  * server gets its Instance written after at most a batch of the big one's, not after all of them:
  * the agent takes Configurations in turn.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class FairPublishingIT {
 
   static final int BIG = 1_000;
 
-  KubernetesMockServer server;
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new ClusterHarness(server, client, tmp);
+  void setUp(RealApiServer api) {
+    cluster = new ClusterHarness(new RealApiPeer(api, "fair-publishing"), tmp);
+    client = cluster.admin;
   }
 
   @AfterEach

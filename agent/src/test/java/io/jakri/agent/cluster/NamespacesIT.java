@@ -5,18 +5,19 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,17 +26,17 @@ import org.junit.jupiter.api.io.TempDir;
  * Configurations in two namespaces never share a node's resources, and a referenced ConfigMap that
  * changes re-runs discovery.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class NamespacesIT {
 
-  KubernetesMockServer server;
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new ClusterHarness(server, client, tmp);
+  void setUp(RealApiServer api) {
+    cluster = new ClusterHarness(new RealApiPeer(api, "namespaces"), tmp);
+    client = cluster.admin;
   }
 
   @AfterEach
@@ -67,7 +68,7 @@ class NamespacesIT {
               assertThat(instances("team-b"))
                   .singleElement()
                   .satisfies(i -> assertThat(i.getSpec().getConfigurationName()).isEqualTo("beta"));
-              assertThat(instances(ClusterHarness.NS)).isEmpty();
+              assertThat(instances(cluster.ns)).isEmpty();
             });
     String alphaInstance = instances("team-a").get(0).getMetadata().getName();
     cluster.awaitCapacity("n1", "akri.sh/" + alphaInstance, 1);

@@ -23,11 +23,13 @@ final class RealApiPeer implements ApiPeer {
 
   private final RealApiServer api;
   private final String namespace;
+  private final java.util.Set<String> touched = new java.util.concurrent.ConcurrentSkipListSet<>();
 
   RealApiPeer(RealApiServer api, String prefix) {
     this.api = api;
     installCrdsAndRbac(api);
     this.namespace = api.namespace(prefix);
+    touched.add(namespace);
   }
 
   /** The CRDs as shipped and the agent's RBAC manifest, applied as an operator would. */
@@ -85,5 +87,34 @@ final class RealApiPeer implements ApiPeer {
 
   RealApiServer server() {
     return api;
+  }
+
+  @Override
+  public void ensureNamespace(String name) {
+    if (touched.add(name) && api.admin().namespaces().withName(name).get() == null) {
+      api.admin()
+          .namespaces()
+          .resource(
+              new io.fabric8.kubernetes.api.model.NamespaceBuilder()
+                  .withNewMetadata()
+                  .withName(name)
+                  .endMetadata()
+                  .build())
+          .create();
+      api.serviceAccount(name, "default");
+    }
+  }
+
+  /**
+   * Deletes the Configurations and Instances of every namespace this harness used, so agents of
+   * later test classes (which may watch every namespace) do not meet them. No garbage collector
+   * runs on this server, so Instances are deleted explicitly.
+   */
+  @Override
+  public void close() {
+    for (String ns : touched) {
+      api.admin().resources(io.jakri.crd.Configuration.class).inNamespace(ns).delete();
+      api.admin().resources(io.jakri.crd.Instance.class).inNamespace(ns).delete();
+    }
   }
 }

@@ -118,7 +118,20 @@ final class Registrations {
             retryLater(entry);
           }
         },
-        control);
+        this::onControl);
+  }
+
+  /**
+   * Runs a Register answer on the control thread; an answer that arrives after the agent stopped
+   * (the control executor is shut down) no longer matters and is dropped, instead of Guava logging
+   * the rejection with a stack trace at ERROR.
+   */
+  private void onControl(Runnable task) {
+    try {
+      control.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.debug("a Register answer arrived after shutdown; dropped");
+    }
   }
 
   /**

@@ -17,7 +17,7 @@ import java.nio.file.Path;
  * default/jakri-agent} with a token of its own, so any verb the code needs and the manifest lacks
  * fails as it would in a cluster. Each harness gets a namespace of its own.
  */
-final class RealApiPeer implements ApiPeer {
+public final class RealApiPeer implements ApiPeer {
 
   static final Path AGENT_RBAC = Path.of("rbac", "agent-rbac.yaml").toAbsolutePath();
 
@@ -33,7 +33,7 @@ final class RealApiPeer implements ApiPeer {
   }
 
   /** The CRDs as shipped and the agent's RBAC manifest, applied as an operator would. */
-  static void installCrdsAndRbac(RealApiServer api) {
+  public static void installCrdsAndRbac(RealApiServer api) {
     for (CustomResourceDefinition crd : Crds.load()) {
       api.admin()
           .apiextensions()
@@ -74,6 +74,14 @@ final class RealApiPeer implements ApiPeer {
 
   @Override
   public KubernetesClient agentClient(String node) {
+    return agentClient(api);
+  }
+
+  /**
+   * A client on the agent's ServiceAccount ({@code default/jakri-agent}, bound by the shipped
+   * manifest) with the request retries the agent gives its own client.
+   */
+  public static KubernetesClient agentClient(RealApiServer api) {
     Config config = api.serviceAccountConfig("default", "jakri-agent");
     config.setRequestRetryBackoffLimit(Agent.API_RETRIES);
     config.setRequestRetryBackoffInterval(Agent.API_RETRY_INTERVAL_MS);

@@ -7,16 +7,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.cluster.RealApiPeer;
 import io.jakri.crd.Configuration;
-import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
 import io.jakri.crd.InstanceNames;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,38 +24,43 @@ import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Cluster mode with the Python handler: {@code discoveryProperties} from a Secret and a ConfigMap
  * ({@code data} and {@code binaryData}) reach it as bytes exactly as stored, its device becomes an
  * Instance in the API server, and its {@code InvalidArgument} becomes the node's Invalid state in
- * the Configuration's status and an InvalidConfiguration Event.
+ * the Configuration's status and an InvalidConfiguration Event. On the real API server, the agent
+ * on its own ServiceAccount token (so reading the Secret and the ConfigMap is what its RBAC
+ * allows).
  */
-@EnableKubernetesMockClient(crud = true, https = false)
+@ExtendWith(RealKube.class)
 class ExternalHandlerClusterIT {
 
-  static final String NS = "default";
+  String NS;
   static final String NODE = "node-a";
 
   /** Not UTF-8: must arrive as stored. */
   static final byte[] BLOB = {(byte) 0xff, 0, (byte) 0xc3, 'x'};
 
-  KubernetesMockServer server;
   KubernetesClient client;
 
   @TempDir Path tmp;
 
   @Test
-  void propertiesFromSecretsAndConfigMapsAndInvalidArgumentInClusterMode() throws Exception {
+  void propertiesFromSecretsAndConfigMapsAndInvalidArgumentInClusterMode(RealApiServer api)
+      throws Exception {
     AkriPeer.generate();
-    for (CustomResourceDefinition crd : Crds.load()) {
-      client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
-    }
+    RealApiPeer.installCrdsAndRbac(api);
+    client = api.admin();
+    NS = api.namespace("external");
     String secret = "s3cr\u00e9t \u2603";
+    // References without a namespace are read from "default", as Akri's agent does, whatever the
+    // Configuration's namespace.
     client
         .secrets()
-        .inNamespace(NS)
+        .inNamespace("default")
         .resource(
             new SecretBuilder()
                 .withNewMetadata()
@@ -69,10 +73,10 @@ class ExternalHandlerClusterIT {
                         "raw",
                         Base64.getEncoder().encodeToString(BLOB)))
                 .build())
-        .create();
+        .createOr(existing -> existing.update());
     client
         .configMaps()
-        .inNamespace(NS)
+        .inNamespace("default")
         .resource(
             new ConfigMapBuilder()
                 .withNewMetadata()
@@ -81,7 +85,7 @@ class ExternalHandlerClusterIT {
                 .withData(Map.of("subnet", "10.0.0.0/24"))
                 .withBinaryData(Map.of("blob", Base64.getEncoder().encodeToString(BLOB)))
                 .build())
-        .create();
+        .createOr(existing -> existing.update());
     Path akri = tmp.resolve("akri");
     Files.createDirectories(akri);
     try (AkriPeer good =
@@ -110,7 +114,7 @@ class ExternalHandlerClusterIT {
                               Duration.ofSeconds(3),
                               Duration.ofSeconds(2),
                               50))));
-      try (Agent agent = Agent.start(options, Optional.of(server.createClient()))) {
+      try (Agent agent = Agent.start(options, Optional.of(RealApiPeer.agentClient(api)))) {
         good.awaitRegistered();
         bad.awaitRegistered();
         create(

@@ -3,16 +3,14 @@ package io.jakri.agent.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.crd.Configuration;
-import io.jakri.crd.Crds;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,30 +24,33 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Several nodes' status publishers writing one Configuration's status in the mock API server: each
- * writes only its own {@code status.nodes} entry, never another node's nor the controller's fields.
+ * Several nodes' status publishers, each on the agent's own ServiceAccount token, writing one
+ * Configuration's status in the real API server (through the status subresource): each writes only
+ * its own {@code status.nodes} entry, never another node's nor the controller's fields.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class ConfigurationStatusPublisherIT {
 
-  static final String NS = "default";
+  String NS;
   static final int NODES = 3;
   static final int CHANGES = 30;
 
-  KubernetesMockServer server;
   KubernetesClient client;
+  KubernetesClient agent;
   final List<AutoCloseable> closing = new ArrayList<>();
   final List<ConfigurationStatusPublisher> publishers = new ArrayList<>();
   final List<ApiCalls> calls = new ArrayList<>();
   final List<AtomicInteger> devices = new ArrayList<>();
 
   @BeforeEach
-  void setUp() {
-    for (CustomResourceDefinition crd : Crds.load()) {
-      client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
-    }
+  void setUp(RealApiServer api) {
+    RealApiPeer.installCrdsAndRbac(api);
+    client = api.admin();
+    agent = RealApiPeer.agentClient(api);
+    NS = api.namespace("status-publisher");
     Configuration c =
         client
             .getKubernetesSerialization()
@@ -62,13 +63,13 @@ class ConfigurationStatusPublisherIT {
       closing.add(scheduler::shutdownNow);
       ConfigurationStatusPublisher[] self = new ConfigurationStatusPublisher[1];
       ConfigurationWatcher watcher =
-          new ConfigurationWatcher(client, NS, scheduler, specs -> self[0].changed());
+          new ConfigurationWatcher(agent, NS, scheduler, specs -> self[0].changed());
       closing.add(watcher);
       ApiCalls counted = new ApiCalls();
       AtomicInteger seen = new AtomicInteger(n + 1);
       self[0] =
           new ConfigurationStatusPublisher(
-              client,
+              agent,
               "node" + n,
               watcher,
               () ->

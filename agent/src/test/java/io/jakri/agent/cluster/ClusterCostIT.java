@@ -27,6 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * What cluster mode costs the API server: requests per discovered device and per Allocate, and
  * Allocate latency next to its floor (one GET + one PUT of the same Instance with a client). Prints
  * the figures; asserts only that the cost per event is constant.
+ *
+ * <p>Mock on purpose: it counts the HTTP requests the server received, which only the mock records.
  */
 @EnableKubernetesMockClient(crud = true)
 class ClusterCostIT {

@@ -20,7 +20,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.Test;
 
-/** {@link EventRecorder} against fabric8's mock API server in CRUD mode (one server per test). */
+/**
+ * {@link EventRecorder} against fabric8's mock API server in CRUD mode (one server per test).
+ *
+ * <p>Mock on purpose: one fresh server per test for the recorder alone; Events on the real server
+ * with the agent's RBAC are in ClusterRbacIT and ClusterEventsIT.
+ */
 @EnableKubernetesMockClient(crud = true, https = false)
 class EventRecorderIT {
 

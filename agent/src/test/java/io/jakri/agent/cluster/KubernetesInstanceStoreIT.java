@@ -18,7 +18,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The store's writes against the fabric8 mock API server in CRUD mode. */
+/**
+ * The store's writes against the fabric8 mock API server in CRUD mode.
+ *
+ * <p>Mock on purpose: it asserts the HTTP requests the server received (method and count), which
+ * only the mock records.
+ */
 @EnableKubernetesMockClient(crud = true)
 class KubernetesInstanceStoreIT {
 

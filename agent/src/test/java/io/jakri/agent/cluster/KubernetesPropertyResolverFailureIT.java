@@ -15,7 +15,11 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** {@link KubernetesPropertyResolver} when the API server refuses: scripted answers. */
+/**
+ * {@link KubernetesPropertyResolver} when the API server refuses: scripted answers.
+ *
+ * <p>Mock on purpose: the refusals are scripted answers a real server cannot be made to give.
+ */
 @EnableKubernetesMockClient(https = false)
 class KubernetesPropertyResolverFailureIT {
 

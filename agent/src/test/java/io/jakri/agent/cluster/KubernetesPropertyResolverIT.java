@@ -18,7 +18,12 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** {@link KubernetesPropertyResolver} against fabric8's mock API server in CRUD mode. */
+/**
+ * {@link KubernetesPropertyResolver} against fabric8's mock API server in CRUD mode.
+ *
+ * <p>Mock on purpose: one fresh server per test for the resolver alone; the same resolver reads
+ * Secrets and ConfigMaps on the real server with the agent's RBAC in ExternalHandlerClusterIT.
+ */
 @EnableKubernetesMockClient(crud = true, https = false)
 class KubernetesPropertyResolverIT {
 

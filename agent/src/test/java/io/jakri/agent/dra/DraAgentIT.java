@@ -52,6 +52,9 @@ import org.junit.jupiter.api.io.TempDir;
  * claimed slots and the reverse, and the claims the DRA contract says fail per claim. The test
  * plays the scheduler: it picks a device from the published slices by attribute and writes the
  * allocation.
+ *
+ * <p>Mock on purpose: resource.k8s.io/v1 (DRA) exists from Kubernetes 1.34; the real API server of
+ * the tests is 1.26.
  */
 @EnableKubernetesMockClient(crud = true)
 class DraAgentIT {

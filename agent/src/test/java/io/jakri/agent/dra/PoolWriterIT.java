@@ -10,7 +10,12 @@ import java.util.Comparator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@link PoolWriter} against an API server (fabric8's, in CRUD mode). */
+/**
+ * {@link PoolWriter} against an API server (fabric8's, in CRUD mode).
+ *
+ * <p>Mock on purpose: resource.k8s.io/v1 (DRA) exists from Kubernetes 1.34; the real API server of
+ * the tests is 1.26.
+ */
 @EnableKubernetesMockClient(crud = true)
 class PoolWriterIT {
 

@@ -38,6 +38,9 @@ import org.junit.jupiter.api.Test;
  * The ResourceSlice publisher alone against the fabric8 mock API server (CRUD): many devices, the
  * slices' limits, API writes per change, properties DRA cannot carry, a previous run's slices.
  * Devices are made up here (no handler), so thousands cost nothing but the slices.
+ *
+ * <p>Mock on purpose: resource.k8s.io/v1 (DRA) exists from Kubernetes 1.34; the real API server of
+ * the tests is 1.26.
  */
 @EnableKubernetesMockClient(crud = true)
 class ResourceSlicePublisherIT {

@@ -33,6 +33,9 @@ import org.junit.jupiter.api.io.TempDir;
  * keeps its state): the devices keep being served from what the agent knows, the agent reconnects,
  * the claims of pods admitted meanwhile are in the Instances afterwards, and there are no duplicate
  * Instances.
+ *
+ * <p>Mock on purpose: a TCP proxy in front of it is cut mid-stream for a minute while the server
+ * keeps its state; the real server's restart is shown in RealApiServerDifferencesIT.
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class ApiServerOutageIT {

@@ -8,16 +8,15 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.LogCapture;
+import io.jakri.agent.cluster.RealApiPeer;
 import io.jakri.crd.Configuration;
-import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,37 +26,38 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
  * Secret-sourced discoveryProperties never reach a log line (at any level, stack traces included),
  * a Configuration's status, an Event or an Instance — neither when they resolve nor when a
- * reference is broken.
+ * reference is broken. On the real API server, the agent on its own ServiceAccount token.
  */
-@EnableKubernetesMockClient(crud = true, https = false)
+@ExtendWith(RealKube.class)
 class SecretLeakIT {
 
-  private static final String NS = "default";
+  private String NS;
 
-  KubernetesMockServer server;
   KubernetesClient client;
 
   @TempDir Path tmp;
 
   @Test
-  void secretValuesAppearInNoLogStatusEventOrInstance() throws Exception {
+  void secretValuesAppearInNoLogStatusEventOrInstance(RealApiServer api) throws Exception {
     String secret = "s3cr3t-" + UUID.randomUUID();
-    for (CustomResourceDefinition crd : Crds.load()) {
-      client.apiextensions().v1().customResourceDefinitions().resource(crd).create();
-    }
+    RealApiPeer.installCrdsAndRbac(api);
+    client = api.admin();
+    NS = api.namespace("secret-leak");
+    // In "default": where a reference without a namespace is read from (as Akri).
     client
         .secrets()
-        .inNamespace(NS)
+        .inNamespace("default")
         .resource(
             new SecretBuilder()
                 .withNewMetadata()
-                .withName("creds")
+                .withName("leak-creds")
                 .endMetadata()
                 .withData(
                     Map.of(
@@ -65,7 +65,7 @@ class SecretLeakIT {
                         Base64.getEncoder()
                             .encodeToString(secret.getBytes(StandardCharsets.UTF_8))))
                 .build())
-        .create();
+        .createOr(existing -> existing.update());
     String good = configuration("with-secret", "token");
     String broken = configuration("broken-ref", "no-such-key");
     for (String yaml : new String[] {good, broken}) {
@@ -93,7 +93,7 @@ class SecretLeakIT {
                   FaultAgent.PACKAGED_PLUGINS,
                   Duration.ofSeconds(60))
               .inCluster(NS, true);
-      try (Agent agent = Agent.start(options, Optional.of(server.createClient()))) {
+      try (Agent agent = Agent.start(options, Optional.of(RealApiPeer.agentClient(api)))) {
         var kubelet = agent.emulator().orElseThrow();
         await()
             .atMost(Duration.ofSeconds(30))
@@ -156,7 +156,7 @@ class SecretLeakIT {
             discoveryProperties:
             - name: TOKEN
               valueFrom:
-                secretKeyRef: {name: creds, key: %s}
+                secretKeyRef: {name: leak-creds, key: %s}
         """
         .formatted(name, name.equals("with-secret") ? "secret" : "broken", key);
   }

@@ -18,6 +18,9 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link ClusterMode} on its own against fabric8's mock API server: what it supplies before it is
  * attached to a node (the wiring itself runs in every cluster-mode agent IT).
+ *
+ * <p>Mock on purpose: nothing is written; the wiring on the real server runs in every cluster-mode
+ * agent IT.
  */
 @EnableKubernetesMockClient(crud = true, https = false)
 class ClusterModeIT {

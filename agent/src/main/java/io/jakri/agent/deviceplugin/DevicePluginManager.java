@@ -160,6 +160,11 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
               public void serveAgain(ServedResource entry) {
                 startServer(entry);
               }
+
+              @Override
+              public void registerAgain(ServedResource entry) {
+                queueRegister(entry);
+              }
             },
             this::emit);
     this.resync =
@@ -170,7 +175,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             control,
             () -> closed,
             this::startServer,
-            registrations::register,
+            this::queueRegister,
             this::emit);
     this.watch =
         new PluginDirWatch(
@@ -314,9 +319,10 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
    * queued or in flight.
    */
   private void startServer(ServedResource entry) {
-    if (entry.starting || entry.queued) {
+    if (entry.starting || (entry.queued && !entry.registerOnly)) {
       return;
     }
+    entry.registerOnly = false; // a Register queued for the old server becomes this start
     ResourceServer old = entry.server;
     entry.previous = Optional.empty();
     if (old != null) {
@@ -326,6 +332,25 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       stopLater(entry, old);
     }
     entry.server = null;
+    queue.add(entry);
+    pump();
+  }
+
+  /**
+   * Queues a Register of {@code entry}'s serving server (a retry, or a new kubelet), to be sent
+   * when its turn comes within {@link #IN_FLIGHT} rounds. A resource that already holds a round
+   * (its Register to an older kubelet is still out) registers at once in that round. Control
+   * thread.
+   */
+  private void queueRegister(ServedResource entry) {
+    if (closed || entry.starting || entry.queued || entries.get(entry.resource()) != entry) {
+      return; // a queued or running start registers when serving
+    }
+    if (entry.round != 0) {
+      registrations.register(entry);
+      return;
+    }
+    entry.registerOnly = true;
     queue.add(entry);
     pump();
   }
@@ -343,7 +368,19 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       ServedResource entry = next.get();
       String resource = entry.backend.resourceName();
       if (entries.get(resource) != entry) {
+        entry.registerOnly = false;
         continue; // retired while waiting
+      }
+      if (entry.registerOnly) {
+        entry.registerOnly = false;
+        if (entry.server != null) {
+          if (entry.round == 0) {
+            queue.acquire();
+          }
+          entry.round = ++entry.rounds;
+          registrations.register(entry); // ends the round when the kubelet answers
+          continue;
+        }
       }
       Path socket =
           SocketNames.socket(dir, entry.backend.socketStem(), clock.instant().getEpochSecond());

@@ -31,6 +31,12 @@ final class Registrations {
 
     /** Starts a new server for {@code entry}; it registers once serving. */
     void serveAgain(ServedResource entry);
+
+    /**
+     * Queues a Register of {@code entry}'s current server: it waits its turn among every resource
+     * waiting for a round, fairly across Configurations, within the bound of rounds in flight.
+     */
+    void registerAgain(ServedResource entry);
   }
 
   private final KubeletConnection kubelet;
@@ -135,8 +141,11 @@ final class Registrations {
   }
 
   /**
-   * After the entry's backoff, serves it again (when it has no server) or registers it, unless it
-   * was retired or a start is already under way. Control thread.
+   * After the entry's backoff, serves it again (when it has no server) or queues its Register,
+   * unless it was retired or a start is already under way. Retries go through the same fair,
+   * bounded queue as first registrations: sent straight to the kubelet, thousands of retries of one
+   * big Configuration piled up at a slow kubelet, each ran into the Register deadline and was
+   * retried again, and a new small Configuration waited behind them all. Control thread.
    */
   void retryLater(ServedResource entry) {
     entry.cancelRetry();
@@ -157,7 +166,7 @@ final class Registrations {
                       if (entry.server == null) {
                         rounds.serveAgain(entry); // registers once serving
                       } else {
-                        register(entry);
+                        rounds.registerAgain(entry); // never around the queue: see #retryLater
                       }
                     }),
             delay,

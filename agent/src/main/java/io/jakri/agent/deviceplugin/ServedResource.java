@@ -19,6 +19,12 @@ final class ServedResource {
   boolean starting;
   boolean queued;
 
+  /**
+   * Queued for a Register only (a retry, or a new kubelet): its server is serving. A start queued
+   * meanwhile clears it.
+   */
+  boolean registerOnly;
+
   /** The server the queued start replaces, if any. */
   Optional<Previous> previous = Optional.empty();
 

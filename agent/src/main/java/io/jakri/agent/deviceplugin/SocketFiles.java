@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -34,7 +35,13 @@ final class SocketFiles {
     }
     try {
       BasicFileAttributes attrs = Files.readAttributes(path, BasicFileAttributes.class, options);
-      return Optional.of(Objects.requireNonNullElse(attrs.fileKey(), attrs.creationTime()));
+      // The inode alone is not enough: a socket removed and created again at once (a kubelet
+      // restart) often gets the same inode number back. Its times tell the new file apart.
+      return Optional.of(
+          List.of(
+              Objects.requireNonNullElse(attrs.fileKey(), ""),
+              attrs.creationTime(),
+              attrs.lastModifiedTime()));
     } catch (IOException e) {
       return Optional.empty(); // removed since
     }

@@ -36,6 +36,7 @@ final class StartQueue {
       return;
     }
     entry.queued = false;
+    entry.registerOnly = false;
     String group = groupOf(entry.resource());
     LinkedHashSet<ServedResource> queue = waiting.get(group);
     if (queue != null && queue.remove(entry)) {
@@ -99,7 +100,15 @@ final class StartQueue {
   }
 
   void clear() {
-    waiting.values().forEach(q -> q.forEach(e -> e.queued = false));
+    waiting
+        .values()
+        .forEach(
+            q ->
+                q.forEach(
+                    e -> {
+                      e.queued = false;
+                      e.registerOnly = false;
+                    }));
     waiting.clear();
     size = 0;
   }

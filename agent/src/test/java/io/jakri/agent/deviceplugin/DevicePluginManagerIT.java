@@ -145,7 +145,7 @@ class DevicePluginManagerIT {
   }
 
   /** A resource with one healthy device. */
-  private record OneDevice(String resourceName, String socketStem) implements ResourceBackend {
+  record OneDevice(String resourceName, String socketStem) implements ResourceBackend {
     @Override
     public List<Device> devices() {
       return List.of(Device.newBuilder().setID(socketStem + "-0").setHealth("Healthy").build());

@@ -278,6 +278,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    servers.hurry();
     if (periodic != null) {
       periodic.cancel(false);
     }

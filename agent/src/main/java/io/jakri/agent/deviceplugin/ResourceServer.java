@@ -175,9 +175,21 @@ final class ResourceServer {
 
   /** Ends every ListAndWatch stream, stops serving and removes the socket file. Idempotent. */
   void stop() {
+    stop(false);
+  }
+
+  /**
+   * As {@link #stop()}; with {@code atOnce} (the agent is shutting down) the connections are closed
+   * at once instead of waiting up to 2 s for the kubelet to close them: thousands of servers stop
+   * in milliseconds each, not in the sum of the kubelet's reaction times.
+   */
+  void stop(boolean atOnce) {
     beginStop();
     try {
-      if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+      if (atOnce) {
+        server.shutdownNow();
+        server.awaitTermination(1, TimeUnit.SECONDS);
+      } else if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
         server.shutdownNow();
       }
     } catch (InterruptedException e) {

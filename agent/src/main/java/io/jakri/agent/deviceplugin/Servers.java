@@ -55,6 +55,10 @@ final class Servers {
   private final Consumer<DevicePluginEvent> events;
   private final ExecutorService starter = pool(STARTERS, "jakri-deviceplugin-start", true);
   private final ExecutorService stopper = pool(1, "jakri-deviceplugin-stop", false);
+
+  /** Set when the agent shuts down: queued stops close connections at once. */
+  private volatile boolean hurry;
+
   private final Map<String, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
 
   /**
@@ -124,7 +128,7 @@ final class Servers {
   void stopLater(String resource, ResourceServer server) {
     server.beginStop();
     try {
-      CompletableFuture<Void> done = CompletableFuture.runAsync(server::stop, stopper);
+      CompletableFuture<Void> done = CompletableFuture.runAsync(() -> server.stop(hurry), stopper);
       stopping.put(resource, done);
       done.whenComplete((v, e) -> stopping.remove(resource, done));
     } catch (RejectedExecutionException e) {
@@ -137,10 +141,13 @@ final class Servers {
     return Optional.ofNullable(stopping.get(resource));
   }
 
-  /** Stops servers, all at once: every shutdown begins before the first is waited for. */
+  /**
+   * Stops servers as the agent shuts down, all at once: every shutdown begins before the first is
+   * waited for, and connections are closed without waiting for the kubelet.
+   */
   static void stopAll(List<ResourceServer> servers) {
     servers.forEach(ResourceServer::beginStop);
-    servers.forEach(ResourceServer::stop);
+    servers.forEach(s -> s.stop(true));
   }
 
   /** Takes no new starts and waits (up to 30 s) for the starts under way. */
@@ -148,8 +155,17 @@ final class Servers {
     awaitShutdown(starter, "device-plugin servers were still starting after 30 s");
   }
 
-  /** Waits (up to 30 s) for the stops under way: their sockets are gone when this returns. */
+  /** From now on, stops close connections at once (the agent is shutting down). */
+  void hurry() {
+    hurry = true;
+  }
+
+  /**
+   * Waits (up to 30 s) for the stops under way: their sockets are gone when this returns. Stops
+   * still queued no longer wait for the kubelet to close its connections.
+   */
   void closeStops() {
+    hurry = true;
     awaitShutdown(stopper, "device-plugin servers were still stopping after 30 s");
   }
 

@@ -13,12 +13,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The status of each Configuration the discovery runs, for status reporting: logs a Configuration's
  * state and message when they change (INFO while discovering, ERROR otherwise) and tells {@code
- * changed} whenever a status (or its device count) changed or went away. A problem is logged once
- * per episode (a stretch in one state other than discovering): its message changing within the
- * episode (a handler-missing list of installed names growing with every registration) is logged at
- * DEBUG only and counted, and the count is told with the line that ends the episode. Lines are at
- * most {@link LogText#MAX_LINE} characters. Written on the discovery thread only; {@link #all} may
- * be called from any thread.
+ * changed} whenever a status (or its device count) changed or went away. A missing handler is
+ * logged once per episode (until the state changes): its message follows the node's installed
+ * handlers, so a flood of registrations would otherwise log a line each; those changes go to DEBUG
+ * and their count comes with the line that ends the episode. Another problem with a new message is
+ * a new problem and is logged. Lines are at most {@link LogText#MAX_LINE} characters. Written on
+ * the discovery thread only; {@link #all} may be called from any thread.
  */
 final class ConfigurationStatuses {
 
@@ -26,8 +26,8 @@ final class ConfigurationStatuses {
   private static final Logger LOG = LoggerFactory.getLogger(DiscoveryManager.class);
 
   private final Map<String, ConfigurationStatus> statuses = new ConcurrentHashMap<>();
-  // Messages of the current problem episode not logged above DEBUG, by Configuration. Discovery
-  // thread only.
+  // Messages of the current handler-missing episode logged at DEBUG only, by Configuration.
+  // Discovery thread only.
   private final Map<String, Integer> unlogged = new HashMap<>();
   private final Consumer<String> changed;
 
@@ -68,7 +68,7 @@ final class ConfigurationStatuses {
   private void log(
       String configuration, ConfigurationStatus previous, State state, String message) {
     boolean sameEpisode =
-        previous != null && previous.state() == state && state != State.DISCOVERING;
+        previous != null && previous.state() == state && state == State.HANDLER_MISSING;
     if (sameEpisode) {
       unlogged.merge(configuration, 1, Integer::sum);
       LOG.debug("configuration {}: {}", configuration, message);

@@ -52,7 +52,7 @@ class ConfigurationStatusesTest {
    * bound, however long the message.
    */
   @Test
-  void aProblemWhoseMessageKeepsChangingIsLoggedOncePerEpisodeWithACount() {
+  void aMissingHandlerWhoseMessageKeepsChangingIsLoggedOncePerEpisodeWithACount() {
     try (LogCapture logs = LogCapture.of(DiscoveryManager.class.getName(), Level.INFO)) {
       List<String> installed = new ArrayList<>();
       for (int i = 0; i < 238; i++) {
@@ -78,14 +78,17 @@ class ConfigurationStatusesTest {
                   + " before changed 237 more times, logged at DEBUG)");
       assertThat(logs.events()).allMatch(e -> e.getThrowableProxy() == null);
     }
-    // A new episode of the same problem is logged again, its line bounded.
+    // Another problem, and a new message of it, is logged each time, its line bounded.
     try (LogCapture logs = LogCapture.of(DiscoveryManager.class)) {
       statuses.set("cams", State.FAILED, "handler fake failed: " + "x".repeat(3_000), 0);
-      assertThat(logs.messages()).hasSize(1);
+      statuses.set("cams", State.FAILED, "handler fake failed: bus lost", 0);
+      assertThat(logs.messages()).hasSize(2);
       assertThat(logs.messages().get(0))
           .hasSizeLessThanOrEqualTo(io.jakri.logging.LogText.MAX_LINE)
           .startsWith("configuration cams: handler fake failed: xxx")
           .endsWith("... (3041 characters)");
+      assertThat(logs.messages().get(1))
+          .isEqualTo("configuration cams: handler fake failed: bus lost");
     }
   }
 

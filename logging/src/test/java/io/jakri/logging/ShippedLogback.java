@@ -50,6 +50,11 @@ public final class ShippedLogback implements AutoCloseable {
     return root().getAppender(appender) != null;
   }
 
+  /** Whether this configuration writes {@code event} (its logger's effective level lets it). */
+  public boolean writes(ILoggingEvent event) {
+    return context.getLogger(event.getLoggerName()).isEnabledFor(event.getLevel());
+  }
+
   /** The configured level of {@code logger}, if it has one. */
   public Optional<Level> level(String logger) {
     return Optional.ofNullable(context.getLogger(logger).getLevel());

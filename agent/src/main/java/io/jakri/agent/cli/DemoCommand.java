@@ -17,7 +17,9 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code jakri-agent demo}: a standalone agent with the kubelet emulator and sample pods. */
 @Command(
@@ -76,8 +78,13 @@ final class DemoCommand implements Callable<Integer> {
               + " bundled examples' pods, or with --config one pod per class resource.")
   List<String> pods = new ArrayList<>();
 
+  @Spec CommandSpec spec;
+
   @Override
   public Integer call() throws Exception {
+    // A path that does not exist would run a demo of nothing and exit 0; say so instead.
+    missing("--config", config);
+    missing("--plugins-dir", pluginsDir);
     // The demo's output is the report on stdout; keep the log to warnings unless asked.
     if (System.getenv("JAKRI_LOG_LEVEL") == null) {
       System.setProperty("JAKRI_LOG_LEVEL", "WARN");
@@ -105,7 +112,7 @@ final class DemoCommand implements Callable<Integer> {
               ? SamplePods.requested(pods.stream().map(SamplePods.Request::parse).toList())
               : config != null ? SamplePods.eachClass() : SamplePods.bundled();
     } catch (IllegalArgumentException e) {
-      throw new CommandLine.ParameterException(new CommandLine(this), e.getMessage());
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
     try {
       return new Demo(options, once, new PrintWriter(System.out, true), samples).run();
@@ -117,6 +124,14 @@ final class DemoCommand implements Callable<Integer> {
         // Ours alone (a fresh temp dir): leave nothing behind.
         Main.deleteTree(work);
       }
+    }
+  }
+
+  /** Refuses, as a mistake in the flags (one line, exit 2), a path given that does not exist. */
+  private void missing(String flag, Path path) {
+    if (path != null && !Files.exists(path)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), flag + " " + path + ": no such file or directory");
     }
   }
 }

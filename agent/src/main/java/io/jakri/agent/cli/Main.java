@@ -47,6 +47,8 @@ public final class Main implements Callable<Integer> {
 
   @CommandLine.Mixin CommonFlags common = new CommonFlags();
 
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
   @Option(
       names = "--standalone",
       description = "Read Configurations from --config instead of the API server.")
@@ -411,6 +413,10 @@ public final class Main implements Callable<Integer> {
       stop.await();
     } catch (EmulatorStartException e) {
       System.err.println("jakri-agent: --emulate-kubelet: " + e.getMessage());
+      return 1;
+    } catch (java.net.BindException e) {
+      // Only the metrics endpoint listens on a TCP port; its message names the address.
+      spec.commandLine().getErr().println("jakri-agent: --metrics-port: " + e.getMessage());
       return 1;
     } finally {
       common.temporaryDir.ifPresent(Main::removeTemporaryDir);

@@ -177,7 +177,7 @@ public final class EventRecorder implements Events {
           key.reason(),
           key.ref(),
           count,
-          describe(e));
+          KubernetesInstanceStore.describe(e));
       return true;
     }
   }
@@ -222,7 +222,11 @@ public final class EventRecorder implements Events {
       } catch (KubernetesClientException e) {
         if (e.getCode() != 409 || attempt == 2) {
           LOG.warn(
-              "{} event {} about {} not recorded: {}", key.type(), key.reason(), ref, describe(e));
+              "{} event {} about {} not recorded: {}",
+              key.type(),
+              key.reason(),
+              ref,
+              KubernetesInstanceStore.describe(e));
           return;
         }
       }
@@ -248,14 +252,6 @@ public final class EventRecorder implements Events {
 
   private static String truncate(String text, int max) {
     return text.length() <= max ? text : text.substring(0, max - 3) + "...";
-  }
-
-  private static String describe(KubernetesClientException e) {
-    String message =
-        e.getStatus() != null && e.getStatus().getMessage() != null
-            ? e.getStatus().getMessage()
-            : String.valueOf(e.getMessage());
-    return e.getCode() > 0 ? "HTTP " + e.getCode() + " " + message : message;
   }
 
   /** What makes two occurrences the same Event. */

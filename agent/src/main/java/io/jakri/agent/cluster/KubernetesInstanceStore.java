@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.logging.LogText;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -386,7 +387,23 @@ public final class KubernetesInstanceStore implements InstanceStore, AutoCloseab
     }
   }
 
+  // Longest failure text in a message: a log line carries more than it.
+  private static final int MAX_FAILURE = 300;
+
+  /**
+   * The HTTP code and the server's own message, e.g. {@code HTTP 422: Instance.akri.sh "x" is
+   * invalid: ...}; never fabric8's message, which repeats the URL and dumps the whole {@code
+   * Status} object (hundreds of characters, in a line logged on every retry). Bounded.
+   */
   static String describe(KubernetesClientException e) {
-    return e.getCode() > 0 ? "HTTP " + e.getCode() + " " + e.getMessage() : e.getMessage();
+    String said;
+    if (e.getCode() > 0) {
+      String server = e.getStatus() == null ? null : e.getStatus().getMessage();
+      said =
+          "HTTP " + e.getCode() + (server == null || server.isBlank() ? "" : ": " + server.strip());
+    } else {
+      said = String.valueOf(e.getMessage());
+    }
+    return LogText.bounded(said, MAX_FAILURE);
   }
 }

@@ -205,7 +205,7 @@ public final class KubernetesPropertyResolver implements PropertyResolver, AutoC
     } catch (KubernetesClientException e) {
       seen.putIfAbsent(watched, null);
       throw new UnresolvableException(
-          prefix(property) + "cannot read " + where + ": " + describe(e));
+          prefix(property) + "cannot read " + where + ": " + KubernetesInstanceStore.describe(e));
     }
   }
 
@@ -384,15 +384,5 @@ public final class KubernetesPropertyResolver implements PropertyResolver, AutoC
 
   private static String prefix(String property) {
     return "discoveryProperties " + property + ": ";
-  }
-
-  private static String describe(KubernetesClientException e) {
-    // The server's Status message (e.g. "secrets "x" is forbidden: User ... cannot get ...")
-    // names the request, never the object's contents.
-    String message =
-        e.getStatus() != null && e.getStatus().getMessage() != null
-            ? e.getStatus().getMessage()
-            : String.valueOf(e.getMessage());
-    return e.getCode() > 0 ? "HTTP " + e.getCode() + " " + message : message;
   }
 }

@@ -99,7 +99,7 @@ public final class NodeTidier {
       try {
         node = client.nodes().withName(nodeName).get();
       } catch (KubernetesClientException e) {
-        throw failure(what, "cannot read the Node: " + describe(e), e);
+        throw failure(what, "cannot read the Node: " + KubernetesInstanceStore.describe(e), e);
       }
       if (node == null) {
         throw failure(what, "the Node does not exist", null);
@@ -124,7 +124,8 @@ public final class NodeTidier {
         return Set.copyOf(removed);
       } catch (KubernetesClientException e) {
         if (e.getCode() != 409 && e.getCode() != 422) {
-          throw failure(what, "cannot patch the Node's status: " + describe(e), e);
+          throw failure(
+              what, "cannot patch the Node's status: " + KubernetesInstanceStore.describe(e), e);
         }
         // 422: a key we saw was removed before our patch arrived; 409: the object changed under
         // us. Both are resolved by reading again.
@@ -133,7 +134,12 @@ public final class NodeTidier {
       }
     }
     throw failure(
-        what, "still conflicting after " + MAX_ATTEMPTS + " attempts: " + describe(last), last);
+        what,
+        "still conflicting after "
+            + MAX_ATTEMPTS
+            + " attempts: "
+            + (last == null ? "" : KubernetesInstanceStore.describe(last)),
+        last);
   }
 
   private static Map<String, Quantity> quantities(
@@ -162,13 +168,6 @@ public final class NodeTidier {
     String message = "Node(" + nodeName + "): cannot " + what + ": " + why;
     LOG.warn("{}", message);
     return new TidyException(message, cause);
-  }
-
-  private static String describe(KubernetesClientException e) {
-    if (e == null) {
-      return "";
-    }
-    return e.getCode() > 0 ? "HTTP " + e.getCode() + " " + e.getMessage() : e.getMessage();
   }
 
   /**

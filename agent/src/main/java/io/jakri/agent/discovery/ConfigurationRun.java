@@ -7,6 +7,7 @@ import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;
+import io.jakri.logging.LogText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,8 @@ final class ConfigurationRun {
   private static final Logger LOG = LoggerFactory.getLogger(DiscoveryManager.class);
 
   private static final Duration MIN_RESTART = Duration.ofSeconds(1);
+  // Installed handler names a HandlerMissing status lists before "... and N more".
+  static final int INSTALLED_NAMES_SHOWN = 5;
   private static final Duration MAX_RESTART = Duration.ofMinutes(1);
 
   /**
@@ -238,9 +241,11 @@ final class ConfigurationRun {
           State.HANDLER_MISSING,
           "discovery handler \""
               + spec.handlerName()
-              + "\" is not installed (installed: "
-              + handlers.names()
-              + "); waiting for it");
+              + "\" is not installed (installed: ["
+              // The first few: a node with hundreds of registered handlers must not make this
+              // status, its Event and its log line hundreds of names long.
+              + LogText.firstFew(handlers.names(), INSTALLED_NAMES_SHOWN)
+              + "]); waiting for it");
       return;
     }
     Optional<String> reservedEnv = shared.rules().reservedEnvRefusal(spec);

@@ -28,10 +28,11 @@ import java.util.function.Supplier;
  * reports it again first ({@link DeviceChange.Returned}).
  *
  * <p>A snapshot's devices are admitted in order: devices without an id, with an id already in the
- * snapshot, or beyond {@link #MAX_DEVICES} are ignored; devices in a class the Configuration may
- * not use ({@link ClassPolicy}) are refused; new devices are left out while {@link #MAX_DEVICES}
- * are tracked (seen or in their grace), and while their slots would exceed the {@link SlotLimits}
- * or what one ListAndWatch message can carry. Devices already tracked always stay.
+ * snapshot or an Instance name another device of the snapshot has (the name's hash is 3 bytes), or
+ * beyond {@link #MAX_DEVICES} are ignored; devices in a class the Configuration may not use ({@link
+ * ClassPolicy}) are refused; new devices are left out while {@link #MAX_DEVICES} are tracked (seen
+ * or in their grace), and while their slots would exceed the {@link SlotLimits} or what one
+ * ListAndWatch message can carry. Devices already tracked always stay.
  *
  * <p>Pure and single-threaded: no threads, no timers, no I/O; time comes in as a parameter (any
  * timeline that never goes back). Not thread-safe.
@@ -250,20 +251,29 @@ public final class DeviceTable {
    */
   public Outcome apply(List<DiscoveredDevice> snapshot, Instant now, Neighbours neighbours) {
     Map<String, DiscoveredDevice> seen = new LinkedHashMap<>();
-    int rejected = 0;
+    int blank = 0;
+    int duplicates = 0;
+    int collisions = 0;
+    int over = 0;
     for (DiscoveredDevice device : snapshot) {
       if (device == null || device.id() == null || device.id().isBlank()) {
-        rejected++;
+        blank++;
         continue;
       }
       if (seen.size() >= MAX_DEVICES) {
-        rejected++;
+        over++;
         continue;
       }
       String name =
           InstanceNames.instanceName(spec.name(), device.id(), device.shared(), rules.node());
-      if (seen.putIfAbsent(name, DeviceProperties.bounded(device)) != null) {
-        rejected++;
+      DiscoveredDevice first = seen.putIfAbsent(name, DeviceProperties.bounded(device));
+      if (first != null) {
+        // The name's hash is 3 bytes (Akri's): among thousands of ids, distinct ones can share it.
+        if (first.id().equals(device.id())) {
+          duplicates++;
+        } else {
+          collisions++;
+        }
       }
     }
     List<String> warnings = new ArrayList<>();
@@ -271,14 +281,7 @@ public final class DeviceTable {
     properties.dropped(seen.values(), warnings);
     limitNewcomers(seen, warnings);
     Optional<String> slotRefusal = limitSlots(seen, neighbours.otherSlots());
-    if (rejected > 0) {
-      warnings.add(
-          "ignored "
-              + rejected
-              + " reported devices (blank or duplicate ids, or over "
-              + MAX_DEVICES
-              + ")");
-    }
+    ignored(blank, duplicates, collisions, over).ifPresent(warnings::add);
     List<DeviceChange> changes = new ArrayList<>();
     for (Map.Entry<String, DiscoveredDevice> e : seen.entrySet()) {
       LocalDevice current = devices.get(e.getKey());
@@ -296,6 +299,33 @@ public final class DeviceTable {
     }
     markMissing(seen.keySet(), now, changes);
     return new Outcome(changes, classRefusal, slotRefusal, warnings);
+  }
+
+  /** What a snapshot's ignored devices were, if any; each count named by its cause. */
+  private static Optional<String> ignored(int blank, int duplicates, int collisions, int over) {
+    List<String> causes = new ArrayList<>();
+    if (blank > 0) {
+      causes.add(blank + " without an id");
+    }
+    if (duplicates > 0) {
+      causes.add(duplicates + " reported twice");
+    }
+    if (collisions > 0) {
+      causes.add(
+          collisions
+              + " whose Instance name (a 3-byte hash of the id) is another reported device's");
+    }
+    if (over > 0) {
+      causes.add(over + " over the limit of " + MAX_DEVICES + " devices per snapshot");
+    }
+    int total = blank + duplicates + collisions + over;
+    return total == 0
+        ? Optional.empty()
+        : Optional.of(
+            "ignored "
+                + total
+                + (total == 1 ? " reported device: " : " reported devices: ")
+                + String.join(", ", causes));
   }
 
   /** Devices not in {@code seen} turn offline now and leave after the offline grace. */

@@ -210,14 +210,13 @@ final class HandlerThreads implements AutoCloseable {
     Thread thread = runner.get();
     LOG.warn(
         "handler {} blocks: its {} for configuration {} did not return within {}; thread {} is"
-            + " abandoned ({} of at most {} threads of this handler stranded)",
+            + " abandoned ({})",
         LogText.escape(name),
         what,
         configuration,
         timeout,
         thread == null ? "?" : thread.getName(),
-        stranded,
-        limits.strandedThreads());
+        strandedNow(stranded));
     if (thread != null) {
       thread.interrupt();
     }
@@ -230,11 +229,23 @@ final class HandlerThreads implements AutoCloseable {
                 + " within "
                 + timeout
                 + " (its thread is abandoned; "
-                + stranded
-                + " of at most "
-                + limits.strandedThreads()
-                + " stranded)",
+                + strandedNow(stranded)
+                + ")",
             false));
+  }
+
+  /**
+   * How many threads of a handler are stranded, against the limit. The limit stops new calls; calls
+   * already running when it is reached can still be abandoned, so the count may pass it.
+   */
+  private String strandedNow(int stranded) {
+    int limit = limits.strandedThreads();
+    return stranded
+        + (stranded == 1 ? " thread" : " threads")
+        + " of this handler stranded; "
+        + (stranded >= limit
+            ? "no new calls while " + limit + " or more are"
+            : "new calls stop at " + limit);
   }
 
   /** Stranded threads (abandoned calls and scheduler tasks still running) by handler name. */
@@ -304,15 +315,14 @@ final class HandlerThreads implements AutoCloseable {
     if (stuck > p.logged) {
       LOG.warn(
           "handler {} blocks its scheduler: {} of its tasks ran for over {} without returning;"
-              + " {} ({} of at most {} threads of this handler stranded)",
+              + " {} ({})",
           LogText.escape(p.name),
           stuck,
           DurationText.of(limits.callTimeout()),
           room
               ? "they are abandoned and its other tasks run on a new thread"
               : "its other tasks wait until one returns",
-          p.stranded(),
-          limits.strandedThreads());
+          strandedNow(p.stranded()));
       p.logged = stuck;
     } else if (stuck == 0 && p.logged > 0) {
       LOG.info("handler {}: its scheduler's tasks returned; no longer blocked", p.name);

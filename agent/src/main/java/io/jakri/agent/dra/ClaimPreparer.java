@@ -97,6 +97,10 @@ public final class ClaimPreparer {
     if (ref.namespace().isEmpty() || ref.uid().isEmpty() || ref.name().isEmpty()) {
       return Result.failed("the claim's namespace, uid and name are required");
     }
+    Optional<String> badName = ClaimReader.problem(ref.namespace(), ref.name());
+    if (badName.isPresent()) {
+      return Result.failed("ResourceClaim not read: " + badName.get());
+    }
     Optional<ResourceClaim> found;
     try {
       found = claims.get(ref.namespace(), ref.name());

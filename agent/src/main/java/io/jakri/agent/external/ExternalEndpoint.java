@@ -81,8 +81,17 @@ public record ExternalEndpoint(String name, String endpoint, Type type, boolean 
     if (endpoint.isEmpty()) {
       return new Refused("endpoint is empty");
     }
-    if (endpoint.length() > MAX_ENDPOINT_LENGTH || endpoint.indexOf('\0') >= 0) {
+    if (endpoint.length() > MAX_ENDPOINT_LENGTH) {
       return new Refused("endpoint is longer than " + MAX_ENDPOINT_LENGTH + " characters");
+    }
+    if (endpoint.indexOf('\0') >= 0) {
+      // Linux's abstract-namespace sockets start with a NUL; they have no path, so no owner-only
+      // directory guards them, and no path the agent could check.
+      return new Refused(
+          "endpoint \""
+              + shorten(endpoint)
+              + "\" contains a NUL character (an abstract-namespace socket?); it must be a socket"
+              + " path inside the discovery-handlers directory");
     }
     return switch (request.getEndpointType()) {
       case UDS -> checkUds(request, directory, requireSocket);

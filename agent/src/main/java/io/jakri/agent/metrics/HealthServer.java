@@ -28,7 +28,21 @@ public final class HealthServer implements AutoCloseable {
       Supplier<Optional<String>> notReady,
       Executor executor)
       throws IOException {
-    server = HttpServer.create(address, 16);
+    try {
+      server = HttpServer.create(address, 16);
+    } catch (java.net.BindException e) {
+      // The JDK's message is only "Address already in use": name the address the operator gave.
+      java.net.BindException named =
+          new java.net.BindException(
+              "cannot listen on "
+                  + address.getHostString()
+                  + " port "
+                  + address.getPort()
+                  + ": "
+                  + e.getMessage());
+      named.initCause(e);
+      throw named;
+    }
     server.setExecutor(executor);
     server.createContext(
         "/metrics",

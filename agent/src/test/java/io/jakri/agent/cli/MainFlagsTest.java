@@ -75,6 +75,25 @@ class MainFlagsTest {
   }
 
   @Test
+  void aDemoConfigOrPluginsDirThatDoesNotExistIsOneLineAndExitsNonZero() {
+    Run config = run("demo", "--once", "--config", "/nonexistent/jakri-configs");
+
+    assertThat(config.code()).isEqualTo(2);
+    assertThat(config.err())
+        .containsExactly(
+            "jakri-agent demo: --config /nonexistent/jakri-configs: no such file or directory (see"
+                + " jakri-agent demo --help)");
+
+    Run plugins = run("demo", "--once", "--plugins-dir", "/nonexistent/jakri-plugins");
+
+    assertThat(plugins.code()).isEqualTo(2);
+    assertThat(plugins.err())
+        .containsExactly(
+            "jakri-agent demo: --plugins-dir /nonexistent/jakri-plugins: no such file or directory"
+                + " (see jakri-agent demo --help)");
+  }
+
+  @Test
   void aNegativeReclaimGraceIsOneLine() {
     Run run = run("--reclaim-grace", "-1ms");
 

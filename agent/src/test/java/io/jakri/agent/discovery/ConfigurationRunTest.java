@@ -3,12 +3,15 @@ package io.jakri.agent.discovery;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import io.jakri.agent.LogCapture;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.DiscoveryManager.ConfigurationStatus;
 import io.jakri.agent.discovery.DiscoveryManager.State;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.DiscoveryHandler;
+import io.jakri.logging.LogText;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -73,6 +76,47 @@ class ConfigurationRunTest {
                 0));
     assertThat(run.active()).isFalse();
     assertThat(events).containsExactly(new DiscoveryEvent.StatusChanged("cams"));
+  }
+
+  /**
+   * A flood of external-handler registrations (238 names, each start sees one more): the waiting
+   * Configuration's status names the first few installed handlers and how many more, and the flood
+   * is one ERROR line of bounded length, not one line per registration listing every name.
+   */
+  @Test
+  void aFloodOfRegistrationsIsOneBoundedLineForAWaitingConfiguration() throws Exception {
+    Set<DiscoveryHandler> installed = new java.util.concurrent.CopyOnWriteArraySet<>();
+    ConfigurationRun run = run(spec(Map.of()), installed);
+    try (LogCapture logs = LogCapture.of(DiscoveryManager.class)) {
+      for (int i = 0; i < 238; i++) {
+        installed.add(new Named(String.format("akri-handler-%03d", i)));
+        onLoop(run::start);
+      }
+      assertThat(logs.events())
+          .filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
+          .hasSize(1)
+          .allMatch(e -> e.getThrowableProxy() == null);
+      assertThat(logs.messages()).allMatch(m -> m.length() <= LogText.MAX_LINE);
+    }
+    assertThat(statuses.message("cams"))
+        .isEqualTo(
+            "discovery handler \"fake\" is not installed (installed: [akri-handler-000,"
+                + " akri-handler-001, akri-handler-002, akri-handler-003, akri-handler-004 ... and"
+                + " 233 more]); waiting for it");
+  }
+
+  /** A handler that is only a name. */
+  private record Named(String name) implements DiscoveryHandler {
+    @Override
+    public io.jakri.handler.Validation validate(io.jakri.handler.DiscoveryContext context) {
+      return io.jakri.handler.Validation.ok();
+    }
+
+    @Override
+    public io.jakri.handler.Discovery start(
+        io.jakri.handler.DiscoveryContext context, DeviceListener listener) {
+      return () -> {};
+    }
   }
 
   @Test

@@ -46,6 +46,52 @@ class ConfigurationStatusesTest {
     assertThat(statuses.message("cams")).isEqualTo("handler fake failed");
   }
 
+  /**
+   * 238 handler registrations changed a waiting Configuration's message 238 times: one ERROR line
+   * for the episode, the changes at DEBUG, their count with the line that ends it; no line over the
+   * bound, however long the message.
+   */
+  @Test
+  void aMissingHandlerWhoseMessageKeepsChangingIsLoggedOncePerEpisodeWithACount() {
+    try (LogCapture logs = LogCapture.of(DiscoveryManager.class.getName(), Level.INFO)) {
+      List<String> installed = new ArrayList<>();
+      for (int i = 0; i < 238; i++) {
+        installed.add("external-handler-" + i);
+        statuses.set(
+            "cams",
+            State.HANDLER_MISSING,
+            "discovery handler \"fake\" is not installed (installed: " + installed + ")",
+            0);
+      }
+      statuses.set("cams", State.DISCOVERING, "discovering with handler fake", 0);
+
+      assertThat(logs.events())
+          .extracting(ILoggingEvent::getLevel)
+          .containsExactly(Level.ERROR, Level.INFO);
+      assertThat(logs.messages().get(0))
+          .startsWith(
+              "configuration cams: discovery handler \"fake\" is not installed (installed:"
+                  + " [external-handler-0])");
+      assertThat(logs.messages().get(1))
+          .isEqualTo(
+              "configuration cams: discovering with handler fake (the HANDLER_MISSING message"
+                  + " before changed 237 more times, logged at DEBUG)");
+      assertThat(logs.events()).allMatch(e -> e.getThrowableProxy() == null);
+    }
+    // Another problem, and a new message of it, is logged each time, its line bounded.
+    try (LogCapture logs = LogCapture.of(DiscoveryManager.class)) {
+      statuses.set("cams", State.FAILED, "handler fake failed: " + "x".repeat(3_000), 0);
+      statuses.set("cams", State.FAILED, "handler fake failed: bus lost", 0);
+      assertThat(logs.messages()).hasSize(2);
+      assertThat(logs.messages().get(0))
+          .hasSizeLessThanOrEqualTo(io.jakri.logging.LogText.MAX_LINE)
+          .startsWith("configuration cams: handler fake failed: xxx")
+          .endsWith("... (3041 characters)");
+      assertThat(logs.messages().get(1))
+          .isEqualTo("configuration cams: handler fake failed: bus lost");
+    }
+  }
+
   @Test
   void aRemovedConfigurationIsForgottenAndTold() {
     statuses.set("cams", State.INVALID, "refused", 0);

@@ -156,21 +156,21 @@ class DeviceTableTest {
             List.of(),
             snap(0, a, device("a", Map.of("P", "other")), b),
             List.of("APPEARED a", "APPEARED b"),
-            List.of("ignored 1 reported devices (blank or duplicate ids, or over 10000)")),
+            List.of("ignored 1 reported device: 1 reported twice")),
         new Case(
             "blank id rejected with a message",
             none(),
             List.of(),
             snap(0, device(" ", Map.of()), b),
             List.of("APPEARED b"),
-            List.of("ignored 1 reported devices (blank or duplicate ids, or over 10000)")),
+            List.of("ignored 1 reported device: 1 without an id")),
         new Case(
             "null device rejected with a message",
             none(),
             List.of(),
             snap(0, null, b),
             List.of("APPEARED b"),
-            List.of("ignored 1 reported devices")),
+            List.of("ignored 1 reported device: 1 without an id")),
         new Case(
             "property that never reaches a container is reported",
             none(),
@@ -320,6 +320,43 @@ class DeviceTableTest {
         .allMatch(s -> s.startsWith("APPEARED n"));
   }
 
+  /**
+   * Exactly {@link DeviceTable#MAX_DEVICES} unique ids: none is over the cap. Among that many ids
+   * some share an Instance name (its hash is 3 bytes, Akri's); those, and only those, are ignored,
+   * and the warning says so instead of calling them blank or duplicate ids.
+   */
+  @Test
+  void exactlyTheDeviceCapOfUniqueIdsIgnoresOnlyIdsWhoseInstanceNamesCollide() {
+    DeviceTable table = new DeviceTable(rules(SlotLimits.defaults()), spec(1, Map.of()));
+    List<DiscoveredDevice> ids = new ArrayList<>();
+    java.util.Set<String> names = new java.util.HashSet<>();
+    int collisions = 0;
+    for (int i = 0; i < DeviceTable.MAX_DEVICES; i++) {
+      ids.add(device("dev-" + i, Map.of()));
+      if (!names.add(InstanceNames.instanceName("cams", "dev-" + i, false, "node-a"))) {
+        collisions++;
+      }
+    }
+    assertThat(collisions).as("these ids include colliding names").isPositive();
+
+    DeviceTable.Outcome outcome = table.apply(ids, T0, DeviceTable.Neighbours.NONE);
+
+    assertThat(outcome.changes()).hasSize(DeviceTable.MAX_DEVICES - collisions);
+    assertThat(outcome.warnings())
+        .containsExactly(
+            "ignored "
+                + collisions
+                + " reported devices: "
+                + collisions
+                + " whose Instance name (a 3-byte hash of the id) is another reported device's");
+    // Ids whose names are all distinct: exactly the cap, nothing ignored.
+    DeviceTable fresh = new DeviceTable(rules(SlotLimits.defaults()), spec(1, Map.of()));
+    DeviceTable.Outcome full =
+        fresh.apply(distinct("d", DeviceTable.MAX_DEVICES), T0, DeviceTable.Neighbours.NONE);
+    assertThat(full.changes()).hasSize(DeviceTable.MAX_DEVICES);
+    assertThat(full.warnings()).isEmpty();
+  }
+
   @Test
   void snapshotBeyondTheDeviceCapIgnoresTheRest() {
     DeviceTable table = new DeviceTable(rules(SlotLimits.defaults()), spec(1, Map.of()));
@@ -328,7 +365,8 @@ class DeviceTableTest {
     assertThat(outcome.changes().size()).isEqualTo(DeviceTable.MAX_DEVICES);
     assertThat(table.size()).isEqualTo(DeviceTable.MAX_DEVICES);
     assertThat(outcome.warnings())
-        .containsExactly("ignored 3 reported devices (blank or duplicate ids, or over 10000)");
+        .containsExactly(
+            "ignored 3 reported devices: 3 over the limit of 10000 devices per snapshot");
   }
 
   @Test

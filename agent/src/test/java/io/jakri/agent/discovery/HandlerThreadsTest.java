@@ -3,6 +3,7 @@ package io.jakri.agent.discovery;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.jakri.agent.LogCapture;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;
@@ -106,6 +107,42 @@ class HandlerThreadsTest {
     DiscoveryHandler other = new Handler();
     assertThat(threads.call(other, "o", "c", "start", () -> 1, v -> {}).get(10, TimeUnit.SECONDS))
         .isEqualTo(1);
+  }
+
+  /**
+   * The limit stops new calls, not calls already running: two calls started while one scheduler
+   * task is stuck are both abandoned, three stranded with a limit of two. The messages say so
+   * instead of "3 of at most 2".
+   */
+  @Test
+  void callsAbandonedPastTheLimitAreCountedWithoutClaimingTheLimitIsAMaximum() throws Exception {
+    ScheduledExecutorService scheduler = threads.scheduler(handler, "h");
+    scheduler.execute(this::block);
+    await().atMost(Duration.ofSeconds(10)).until(() -> threads.stranded().get("h") == 1);
+    try (LogCapture logs = LogCapture.of(HandlerThreads.class)) {
+      CompletableFuture<String> first =
+          threads.call(handler, "h", "c1", "start", this::block, v -> {});
+      CompletableFuture<String> second =
+          threads.call(handler, "h", "c2", "start", this::block, v -> {});
+      List<String> failures = List.of(failure(first).getMessage(), failure(second).getMessage());
+      assertThat(threads.stranded()).isEqualTo(Map.of("h", 3));
+
+      assertThat(failures)
+          .anyMatch(
+              m ->
+                  m.endsWith(
+                      "(its thread is abandoned; 3 threads of this handler stranded; no new calls"
+                          + " while 2 or more are)"));
+      assertThat(logs.messages())
+          .filteredOn(m -> m.startsWith("handler h blocks: its start"))
+          .hasSize(2)
+          .anyMatch(
+              m ->
+                  m.endsWith(
+                      "(3 threads of this handler stranded; no new calls while 2 or more are)"));
+      assertThat(logs.messages()).noneMatch(m -> m.contains("of at most"));
+      assertThat(failures).noneMatch(m -> m.contains("of at most"));
+    }
   }
 
   @Test

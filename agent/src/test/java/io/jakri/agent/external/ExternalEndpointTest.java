@@ -114,6 +114,22 @@ class ExternalEndpointTest {
   }
 
   @Test
+  void anAbstractNamespaceEndpointIsRefusedForWhatItIsNotForItsLength() {
+    // 35 characters: a NUL, as Linux's abstract-namespace sockets start, then a name.
+    String abstractSocket = "\0" + "akri-handler-abstract-namespace-01";
+    assertThat(abstractSocket).hasSize(35);
+    String reason = refused(check("x", abstractSocket, EndpointType.UDS));
+    assertThat(reason)
+        .doesNotContain("longer than")
+        .isEqualTo(
+            "endpoint \"?akri-handler-abstract-namespace-01\" contains a NUL character (an"
+                + " abstract-namespace socket?); it must be a socket path inside the"
+                + " discovery-handlers directory");
+    assertThat(refused(check("x", "http://a:1\0", EndpointType.NETWORK)))
+        .contains("contains a NUL character");
+  }
+
+  @Test
   void theEndpointRoundTripsThroughAkrisRequest() {
     ExternalEndpoint e =
         new ExternalEndpoint("onvif", "http://10.0.0.7:10000", ExternalEndpoint.Type.NETWORK, true);

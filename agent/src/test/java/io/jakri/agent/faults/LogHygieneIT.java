@@ -9,13 +9,19 @@ import io.jakri.agent.LogCapture;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.TestAgent;
 import io.jakri.logging.LogFormat;
+import io.jakri.logging.LogText;
 import io.jakri.logging.ShippedLogback;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -93,6 +99,72 @@ class LogHygieneIT {
               assertThat(e.getFormattedMessage()).isEqualTo("Stream Error");
               assertThat(e.getThrowableProxy().getMessage()).contains("unknown stream 3");
             });
+  }
+
+  /**
+   * An OPC UA peer answering garbage, polled again and again: as the shipped logback configuration
+   * writes them, at most the handler's own line or two at WARN and above, each bounded, none with a
+   * stack trace (the OPC UA library logged one at ERROR on every poll).
+   */
+  @Test
+  void anOpcuaPeerAnsweringGarbageIsNoStackTraceAtEveryPoll() throws Exception {
+    Path plugins = FaultAgent.pluginsWith(tmp.resolve("plugins"), "jakri-handler-opcua.jar");
+    AtomicInteger answered = new AtomicInteger();
+    try (ServerSocket garbage = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        LogCapture logs = LogCapture.root();
+        FaultAgent a = FaultAgent.start(tmp.resolve("agent"), plugins, Duration.ofSeconds(60))) {
+      Thread peer =
+          new Thread(
+              () -> {
+                byte[] junk = "ACKF".getBytes(StandardCharsets.US_ASCII);
+                while (!garbage.isClosed()) {
+                  try (Socket s = garbage.accept()) {
+                    // A message header announcing far more than any OPC UA peer may send.
+                    s.getOutputStream().write(junk);
+                    s.getOutputStream().write(new byte[] {(byte) 0xd8, 0x0b, 0x23, 0x1a});
+                    s.getOutputStream().write(new byte[64]);
+                    s.getOutputStream().flush();
+                    answered.incrementAndGet();
+                  } catch (java.io.IOException e) {
+                    // closed at the end of the test, or the agent hung up
+                  }
+                }
+              },
+              "garbage-opcua-peer");
+      peer.setDaemon(true);
+      peer.start();
+      a.writeConfig(
+          "plc",
+          TestAgent.configuration(
+              "plc",
+              "opcua",
+              1,
+              "opcuaDiscoveryMethod:\n  standard:\n    discoveryUrls:\n    - opc.tcp://127.0.0.1:"
+                  + garbage.getLocalPort()
+                  + "/\npollIntervalSeconds: 1"));
+      await().atMost(Duration.ofSeconds(40)).until(() -> answered.get() >= 3);
+      await()
+          .atMost(WAIT)
+          .until(() -> logs.messages().stream().anyMatch(m -> m.contains("FindServers on")));
+
+      List<ILoggingEvent> written;
+      try (ShippedLogback shipped =
+          new ShippedLogback(
+              LogHygieneIT.class.getClassLoader().getResource("logback.xml"), LogFormat.TEXT)) {
+        written =
+            logs.events().stream()
+                .filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
+                .filter(shipped::writes)
+                .toList();
+      }
+      assertThat(written)
+          .as("WARN and above as shipped")
+          .allMatch(e -> e.getThrowableProxy() == null, "no stack trace")
+          .allMatch(e -> e.getFormattedMessage().length() <= LogText.MAX_LINE, "bounded")
+          .filteredOn(e -> e.getFormattedMessage().contains("FindServers"))
+          .hasSize(1);
+      assertThat(written).hasSizeLessThanOrEqualTo(2);
+    }
   }
 
   @Test

@@ -13,7 +13,7 @@ import java.util.function.Consumer;
 
 /**
  * This node's own record of the slots it holds: the authority on them, whatever the Instance
- * objects in the API server say (slot rules 1 and 2 in docs/operations.md). A slot enters when
+ * objects in the API server say (slot rules 1 and 4 in docs/operations.md). A slot enters when
  * Allocate claims it ({@link #hold}), when the kubelet's PodResources API reports a container using
  * it ({@link #hold}), or, once per Instance when the agent first sees it (its start), when the
  * store shows it held by this node ({@link #observe} with {@code adopt}); it leaves only when this

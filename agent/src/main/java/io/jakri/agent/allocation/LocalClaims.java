@@ -39,6 +39,8 @@ public final class LocalClaims {
   private final Map<String, Map<String, SlotUsage>> held = new ConcurrentHashMap<>();
   private final Set<SlotKey> releasing = ConcurrentHashMap.newKeySet();
   private final Set<SlotKey> disowned = ConcurrentHashMap.newKeySet();
+  // Claims this node's Allocate is writing: their store echo arrives before hold() records them.
+  private final Map<SlotKey, SlotUsage> claiming = new ConcurrentHashMap<>();
   private final List<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
 
   public LocalClaims(String node) {
@@ -60,6 +62,7 @@ public final class LocalClaims {
    */
   public boolean hold(String instance, String slot, SlotUsage usage) {
     releasing.remove(new SlotKey(instance, slot));
+    claiming.remove(new SlotKey(instance, slot));
     return put(instance, slot, usage);
   }
 
@@ -79,7 +82,9 @@ public final class LocalClaims {
       disowned.remove(key);
       return false;
     }
-    if (held(instance).containsKey(slot) || releasing.contains(key)) {
+    if (held(instance).containsKey(slot)
+        || releasing.contains(key)
+        || usage.equals(claiming.get(key))) {
       return false;
     }
     if (adopt) {
@@ -101,6 +106,25 @@ public final class LocalClaims {
       return !disowned.contains(new SlotKey(instance, slot));
     }
     return stored.equals(wanted) && wanted.equals(held(instance).get(slot));
+  }
+
+  /**
+   * This node is about to write its claim on {@code slot} as {@code usage}: the store's echo of
+   * that write, seen before {@link #hold} records the grant, is not disowned. Ended by {@link
+   * #hold} or {@link #claimFailed}.
+   */
+  public void claiming(String instance, String slot, SlotUsage usage) {
+    claiming.put(new SlotKey(instance, slot), usage);
+  }
+
+  /** This node's claim announced with {@link #claiming} was not written. */
+  public void claimFailed(String instance, String slot) {
+    claiming.remove(new SlotKey(instance, slot));
+  }
+
+  /** Disowns a slot a claim found named for this node although this node never claimed it. */
+  public void disown(String instance, String slot) {
+    disowned.add(new SlotKey(instance, slot));
   }
 
   /**

@@ -239,6 +239,10 @@ public final class NodeResources implements InstanceStore.Listener {
     // when the attempts ran out on a conflict the last one was lost too.
     int[] attempts = {0};
     boolean lastLost = false;
+    boolean granted = false;
+    for (String slot : slots) {
+      claims.claiming(instanceName, slot, usageFor.apply(slot));
+    }
     try {
       Optional<Instance> result =
           updates.apply(
@@ -266,6 +270,9 @@ public final class NodeResources implements InstanceStore.Listener {
                         "device " + slot + " is in use (" + describe(held) + ")");
                   }
                   if (!claims.grantable(instanceName, slot, held, wanted)) {
+                    if (!(held instanceof SlotUsage.Free)) {
+                      claims.disown(instanceName, slot);
+                    }
                     // Slot rule 4: the Instance names this node but this node never claimed the
                     // slot (a hand edit or a forged holder): some other node may use it.
                     throw new AllocationException(
@@ -288,6 +295,7 @@ public final class NodeResources implements InstanceStore.Listener {
       for (String slot : slots) {
         claims.hold(instanceName, slot, usageFor.apply(slot));
       }
+      granted = true;
       // The write's own store event may have been published before the record held the slots,
       // showing them not grantable (not this node's): publish again.
       refresh(instanceName);
@@ -303,6 +311,9 @@ public final class NodeResources implements InstanceStore.Listener {
       }
       throw e;
     } finally {
+      if (!granted) {
+        slots.forEach(slot -> claims.claimFailed(instanceName, slot));
+      }
       int conflicts = attempts[0] - 1 + (lastLost ? 1 : 0);
       if (conflicts > 0) {
         report(new SlotConflict.LostWrites(instanceName, conflicts));

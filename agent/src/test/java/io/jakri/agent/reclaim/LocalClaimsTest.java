@@ -211,4 +211,15 @@ class LocalClaimsTest {
     assertThat(restarted.held(INSTANCE)).doesNotContainKey(SLOT1);
     assertThat(restarted.grantable(INSTANCE, SLOT1, mine, mine)).isFalse();
   }
+
+  @Test
+  void theStoreEchoOfThisNodesOwnClaimIsNotDisowned() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    claims.claiming(INSTANCE, SLOT0, mine); // as Allocate announces its write
+
+    set(SLOT0, mine); // the write's echo, seen before the grant is recorded
+    assertThat(claims.disowned(INSTANCE, SLOT0)).isFalse();
+    claims.hold(INSTANCE, SLOT0, mine);
+    assertThat(claims.grantable(INSTANCE, SLOT0, mine, mine)).isTrue();
+  }
 }

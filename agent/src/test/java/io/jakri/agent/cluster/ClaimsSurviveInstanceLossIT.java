@@ -159,7 +159,7 @@ class ClaimsSurviveInstanceLossIT {
     return cluster
         .admin
         .resources(Instance.class)
-        .inNamespace(ClusterHarness.NS)
+        .inNamespace(cluster.ns)
         .withName(name)
         .patch(
             PatchContext.of(PatchType.JSON),

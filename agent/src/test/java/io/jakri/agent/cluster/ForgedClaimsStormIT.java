@@ -6,11 +6,11 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.StatusRuntimeException;
 import io.jakri.crd.Instance;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,14 +43,13 @@ import org.junit.jupiter.api.io.TempDir;
  * the storm (the reclaim grace outlasts it), so a slot whose Allocate was granted on both nodes is
  * a cross-node double grant: there must be none.
  */
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith(RealKube.class)
 class ForgedClaimsStormIT {
 
   static final List<String> NODES = List.of("n1", "n2");
   static final int CAPACITY = 4;
   static final int TAMPERINGS = Integer.getInteger("jakri.storm.tamperings", 30);
 
-  KubernetesMockServer server;
   KubernetesClient client;
   @TempDir Path tmp;
   ClusterHarness cluster;
@@ -62,8 +62,9 @@ class ForgedClaimsStormIT {
   }
 
   @Test
-  void noSlotIsGrantedToTwoNodesWhileTheInstanceIsTamperedWith() throws Exception {
-    cluster = new ClusterHarness(server, client, tmp);
+  void noSlotIsGrantedToTwoNodesWhileTheInstanceIsTamperedWith(RealApiServer api) throws Exception {
+    cluster = new ClusterHarness(new RealApiPeer(api, "forged-claims"), tmp);
+    client = cluster.admin;
     for (String node : NODES) {
       cluster.start(node, Duration.ofSeconds(60), Duration.ofMinutes(5));
     }
@@ -227,7 +228,7 @@ class ForgedClaimsStormIT {
     fresh.setMetadata(
         new ObjectMetaBuilder()
             .withName(name)
-            .withNamespace(ClusterHarness.NS)
+            .withNamespace(cluster.ns)
             .withLabels(old.getMetadata().getLabels())
             .withOwnerReferences(old.getMetadata().getOwnerReferences())
             .build());

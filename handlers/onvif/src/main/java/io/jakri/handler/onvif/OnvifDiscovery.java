@@ -5,11 +5,13 @@ import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -29,7 +31,9 @@ import org.slf4j.LoggerFactory;
  *   <li>unauthenticated {@code GetSystemDateAndTime} to every candidate: who does not answer is not
  *       there (so a camera that stops answering leaves, as in Akri);
  *   <li>only for cameras not there in the previous round: uuid filter, {@code GetNetworkInterfaces}
- *       (with the camera's credential), IP and MAC filters, then the device;
+ *       (with the camera's credential), IP and MAC filters, then the device; a camera whose {@code
+ *       GetNetworkInterfaces} failed (a timeout under load, say) is asked again every round until
+ *       it answers, so its IP and MAC properties (and the IP and MAC filters) catch up;
  *   <li>report the snapshot when it changed (and after the first round), wait {@code
  *       discoveryIntervalSeconds}, start again.
  * </ol>
@@ -56,6 +60,8 @@ final class OnvifDiscovery implements Discovery {
   // guarded by lock
   private boolean closed;
   private Map<String, String> known = Map.of();
+  // Known cameras whose GetNetworkInterfaces has not answered yet: asked again every round.
+  private final Set<String> incomplete = new HashSet<>();
   private final Map<String, DiscoveredDevice> devices = new TreeMap<>();
   private Optional<List<DiscoveredDevice>> lastReported = Optional.empty();
   private ScheduledFuture<?> next;
@@ -209,7 +215,7 @@ final class OnvifDiscovery implements Discovery {
       Map<String, String> latest = new HashMap<>();
       for (Map.Entry<String, String> e : responsive.entrySet()) {
         String known = this.known.get(e.getKey());
-        if (known != null) {
+        if (known != null && !incomplete.contains(e.getKey())) {
           latest.put(e.getKey(), known); // not queried again while it stays
         } else {
           latest.put(e.getKey(), e.getValue());
@@ -218,6 +224,7 @@ final class OnvifDiscovery implements Discovery {
       }
       for (String url : this.known.keySet()) {
         if (!latest.containsKey(url)) {
+          incomplete.remove(url);
           DiscoveredDevice gone = devices.remove(url);
           if (gone != null) {
             LOG.info("onvif({}): camera left: {}", configuration, gone.id());
@@ -226,7 +233,7 @@ final class OnvifDiscovery implements Discovery {
       }
       this.known = latest;
     }
-    Map<String, CompletableFuture<Optional<DiscoveredDevice>>> queries = new LinkedHashMap<>();
+    Map<String, CompletableFuture<Evaluation>> queries = new LinkedHashMap<>();
     fresh.forEach((url, uuid) -> queries.put(url, evaluate(url, uuid)));
     return CompletableFuture.allOf(queries.values().toArray(CompletableFuture[]::new))
         .thenRun(
@@ -235,37 +242,68 @@ final class OnvifDiscovery implements Discovery {
                 if (closed) {
                   return;
                 }
-                queries.forEach(
-                    (url, query) ->
-                        query
-                            .join()
-                            .ifPresent(
-                                d -> {
-                                  devices.put(url, d);
-                                  LOG.info(
-                                      "onvif({}): camera appeared: {} ({})",
-                                      configuration,
-                                      d.id(),
-                                      d.properties()
-                                          .getOrDefault(
-                                              OnvifDevices.IP_ADDRESS, "address unknown"));
-                                }));
+                queries.forEach((url, query) -> settle(url, query.join()));
                 report();
               }
             });
   }
 
+  /** What one camera's query gave: the device (if no filter left it out) and whether complete. */
+  private record Evaluation(Optional<DiscoveredDevice> device, boolean complete) {}
+
+  // Holding lock.
+  private void settle(String url, Evaluation evaluation) {
+    if (evaluation.complete()) {
+      incomplete.remove(url);
+    } else {
+      incomplete.add(url);
+    }
+    Optional<DiscoveredDevice> device = evaluation.device();
+    if (device.isEmpty()) {
+      DiscoveredDevice dropped = devices.remove(url);
+      if (dropped != null) {
+        LOG.info("onvif({}): camera filtered out now: {}", configuration, dropped.id());
+      }
+      return;
+    }
+    DiscoveredDevice d = device.get();
+    DiscoveredDevice before = devices.put(url, d);
+    if (before == null) {
+      LOG.info(
+          "onvif({}): camera appeared: {} ({})",
+          configuration,
+          d.id(),
+          d.properties().getOrDefault(OnvifDevices.IP_ADDRESS, "address unknown"));
+    } else if (!before.equals(d)) {
+      LOG.info(
+          "onvif({}): camera {} answered GetNetworkInterfaces: {}",
+          configuration,
+          d.id(),
+          d.properties().getOrDefault(OnvifDevices.IP_ADDRESS, "address unknown"));
+    }
+  }
+
   /** Akri's {@code apply_filters}: the device, or empty when a filter leaves the camera out. */
-  private CompletableFuture<Optional<DiscoveredDevice>> evaluate(String url, String uuid) {
+  private CompletableFuture<Evaluation> evaluate(String url, String uuid) {
     if (FilterList.filtersOut(
         details.uuids(), Optional.of(List.of(uuid)), FilterList.Match.IGNORE_CASE)) {
-      return CompletableFuture.completedFuture(Optional.empty());
+      return CompletableFuture.completedFuture(new Evaluation(Optional.empty(), true));
+    }
+    boolean askedBefore;
+    synchronized (lock) {
+      askedBefore = incomplete.contains(url);
     }
     return service
         .networkInterfaces(url, credentials.forUuid(uuid))
         .handle(
             (ipAndMac, error) -> {
-              if (error != null) {
+              if (error != null && askedBefore) {
+                LOG.debug(
+                    "onvif({}): GetNetworkInterfaces of {} failed again: {}",
+                    configuration,
+                    url,
+                    String.valueOf(error.getMessage()));
+              } else if (error != null) {
                 LOG.warn(
                     "onvif({}): GetNetworkInterfaces of {} failed: {}",
                     configuration,
@@ -273,7 +311,7 @@ final class OnvifDiscovery implements Discovery {
                     error instanceof java.util.concurrent.CompletionException c
                             && c.getCause() != null
                         ? c.getCause().getMessage()
-                        : error.getMessage());
+                        : error.getMessage() + "; asking again every round");
               }
               Optional<DeviceService.IpAndMac> found =
                   error == null ? Optional.of(ipAndMac) : Optional.empty();
@@ -281,15 +319,16 @@ final class OnvifDiscovery implements Discovery {
                   details.ipAddresses(),
                   found.map(a -> List.of(a.ip())),
                   FilterList.Match.IGNORE_CASE)) {
-                return Optional.<DiscoveredDevice>empty();
+                return new Evaluation(Optional.empty(), found.isPresent());
               }
               if (FilterList.filtersOut(
                   details.macAddresses(),
                   found.map(a -> List.of(a.mac())),
                   FilterList.Match.IGNORE_CASE)) {
-                return Optional.<DiscoveredDevice>empty();
+                return new Evaluation(Optional.empty(), found.isPresent());
               }
-              return Optional.of(OnvifDevices.device(url, uuid, found));
+              return new Evaluation(
+                  Optional.of(OnvifDevices.device(url, uuid, found)), found.isPresent());
             });
   }
 

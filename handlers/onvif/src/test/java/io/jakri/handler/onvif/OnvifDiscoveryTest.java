@@ -31,6 +31,8 @@ class OnvifDiscoveryTest {
   private final AtomicReference<List<ProbeMatch>> network = new AtomicReference<>(List.of());
   private final Set<String> responsive = ConcurrentHashMap.newKeySet();
   private final Map<String, AtomicInteger> interfaceCalls = new ConcurrentHashMap<>();
+  // GetNetworkInterfaces answers that still fail (a timeout under load), per camera.
+  private final Map<String, AtomicInteger> interfaceFailures = new ConcurrentHashMap<>();
   private final AtomicInteger rounds = new AtomicInteger();
 
   private final Prober prober =
@@ -52,6 +54,11 @@ class OnvifDiscoveryTest {
         public CompletableFuture<IpAndMac> networkInterfaces(
             String url, Optional<Credentials.Credential> credential) {
           interfaceCalls.computeIfAbsent(url, u -> new AtomicInteger()).incrementAndGet();
+          AtomicInteger failures = interfaceFailures.get(url);
+          if (failures != null && failures.getAndDecrement() > 0) {
+            return CompletableFuture.failedFuture(
+                new java.util.concurrent.TimeoutException("no answer within 1 s"));
+          }
           return CompletableFuture.completedFuture(new IpAndMac("10.0.0.9", "00:00:00:00:00:09"));
         }
       };
@@ -109,6 +116,38 @@ class OnvifDiscoveryTest {
       network.set(List.of(new ProbeMatch("uuid-a", List.of(A), List.of())));
       await().atMost(Duration.ofSeconds(10)).until(() -> listener.lastIds().size() == 1);
       assertThat(interfaceCalls.get(A).get()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aCameraWhoseGetNetworkInterfacesTimedOutIsAskedAgainUntilItsPropertiesAreComplete() {
+    RecordingListener listener = new RecordingListener();
+    responsive.add(A);
+    interfaceFailures.put(A, new AtomicInteger(3));
+    network.set(List.of(new ProbeMatch("uuid-a", List.of(A), List.of())));
+    try (OnvifDiscovery d = start(listener)) {
+      // Admitted without an address first, as Akri does, then completed once it answers.
+      await().atMost(Duration.ofSeconds(10)).until(() -> listener.lastIds().size() == 1);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  listener
+                      .snapshots()
+                      .get(listener.snapshots().size() - 1)
+                      .get(0)
+                      .properties()
+                      .containsKey(OnvifDevices.IP_ADDRESS));
+      DiscoveredDevice complete = listener.snapshots().get(listener.snapshots().size() - 1).get(0);
+      assertThat(complete.properties())
+          .containsEntry(OnvifDevices.IP_ADDRESS, "10.0.0.9")
+          .containsEntry(OnvifDevices.MAC_ADDRESS, "00:00:00:00:00:09");
+      assertThat(listener.snapshots().get(0).get(0).properties())
+          .doesNotContainKey(OnvifDevices.IP_ADDRESS);
+      assertThat(interfaceCalls.get(A).get()).isEqualTo(4);
+      // Complete now: not asked again while it stays.
+      awaitRounds(5);
+      assertThat(interfaceCalls.get(A).get()).isEqualTo(4);
     }
   }
 

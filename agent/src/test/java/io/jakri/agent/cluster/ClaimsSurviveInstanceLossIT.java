@@ -116,18 +116,7 @@ class ClaimsSurviveInstanceLossIT {
 
   @Test
   void slotFreedByHandWhileInUseIsClaimedAgainAndNotGrantedElsewhere() {
-    loseAndCheck(
-        () ->
-            cluster
-                .admin
-                .resources(Instance.class)
-                .inNamespace(cluster.ns)
-                .withName(name)
-                .patch(
-                    PatchContext.of(PatchType.JSON),
-                    "[{\"op\":\"replace\",\"path\":\"/spec/deviceUsage/"
-                        + slot
-                        + "\",\"value\":\"\"}]"));
+    loseAndCheck(() -> setSlot(""));
   }
 
   @Test

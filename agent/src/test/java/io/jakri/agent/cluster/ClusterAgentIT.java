@@ -187,12 +187,7 @@ class ClusterAgentIT {
   }
 
   private Configuration stored(String name) {
-    return cluster
-        .admin
-        .resources(Configuration.class)
-        .inNamespace(cluster.ns)
-        .withName(name)
-        .get();
+    return cluster.storedConfiguration(name);
   }
 
   @Test

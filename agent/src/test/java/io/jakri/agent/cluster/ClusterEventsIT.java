@@ -80,12 +80,7 @@ class ClusterEventsIT {
             2,
             "deviceMapping:\n  - hosts: [n1, n2]\n    devices:\n"
                 + "      - resourceName: example.com/scope\n        instanceID: \"7\"\n"));
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(
-            () ->
-                cluster.instances().size() == 1
-                    && cluster.instances().get(0).getSpec().getNodes().size() == 2);
+    cluster.awaitOneInstanceOnNodes(2);
     io.jakri.crd.Instance stored = cluster.instances().get(0);
     String instance = stored.getMetadata().getName();
     String resource = "akri.sh/" + instance;

@@ -262,6 +262,21 @@ final class ClusterHarness implements AutoCloseable {
                         }));
   }
 
+  /** The stored Configuration {@code name} of this harness's namespace, or null. */
+  Configuration storedConfiguration(String name) {
+    return admin.resources(Configuration.class).inNamespace(ns).withName(name).get();
+  }
+
+  /** Waits until there is exactly one Instance and it lists {@code nodes} nodes; its name. */
+  String awaitOneInstanceOnNodes(int nodes) {
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                instances().size() == 1 && instances().get(0).getSpec().getNodes().size() == nodes);
+    return instances().get(0).getMetadata().getName();
+  }
+
   Optional<Instance> instance(String name) {
     return Optional.ofNullable(
         admin.resources(Instance.class).inNamespace(ns).withName(name).get());

@@ -71,7 +71,7 @@ class ClusterRbacIT {
     cluster.start("n1", Duration.ofSeconds(30));
     cluster.start("n2", Duration.ofSeconds(30));
     cluster.apply(SHARED);
-    String shared = awaitOneInstanceOnBothNodes();
+    String shared = cluster.awaitOneInstanceOnNodes(2);
     cluster.awaitAllocatable("n1", "akri.sh/" + shared, 2);
     cluster.awaitAllocatable("n2", "akri.sh/" + shared, 2);
 
@@ -123,16 +123,6 @@ class ClusterRbacIT {
     awaitInstances(0);
   }
 
-  private String awaitOneInstanceOnBothNodes() {
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(
-            () ->
-                cluster.instances().size() == 1
-                    && cluster.instances().get(0).getSpec().getNodes().size() == 2);
-    return cluster.instances().get(0).getMetadata().getName();
-  }
-
   private void awaitInstances(int count) {
     await()
         .atMost(Duration.ofSeconds(30))
@@ -140,12 +130,7 @@ class ClusterRbacIT {
   }
 
   private Configuration stored(String name) {
-    return cluster
-        .admin
-        .resources(Configuration.class)
-        .inNamespace(cluster.ns)
-        .withName(name)
-        .get();
+    return cluster.storedConfiguration(name);
   }
 
   private List<Event> events(String involved) {

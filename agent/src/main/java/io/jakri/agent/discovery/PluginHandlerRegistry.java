@@ -261,13 +261,13 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
                 ? wrapper.getFailedException().getMessage()
                 : "plugin state " + state;
         fail(jar, reason);
-        plugins.unloadPlugin(pluginId);
+        unload(List.of(new Loaded(jar, pluginId, null)));
         return Optional.empty();
       }
       List<Handler> found = bounded(jar, loader, "create its handlers", () -> handlersOf(id));
       if (found.isEmpty()) {
         fail(jar, "plugin " + pluginId + " contains no DiscoveryHandler extension");
-        plugins.unloadPlugin(pluginId);
+        unload(List.of(new Loaded(jar, pluginId, null)));
         return Optional.empty();
       }
       extensions.put(pluginId, List.copyOf(found));
@@ -284,11 +284,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     } catch (RuntimeException | LinkageError e) {
       fail(jar, e.getMessage() == null ? e.toString() : e.getMessage());
       if (pluginId != null) {
-        try {
-          plugins.unloadPlugin(pluginId);
-        } catch (RuntimeException ignored) {
-          LOG.debug("unloading failed plugin {}", pluginId);
-        }
+        unload(List.of(new Loaded(jar, pluginId, null)));
       }
       return Optional.empty();
     }
@@ -317,12 +313,15 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
    */
   private void unload(List<Loaded> gone) {
     Map<Loaded, ClassLoader> loaders = new LinkedHashMap<>();
+    Set<Loaded> stalled = new java.util.HashSet<>();
     for (Loaded plugin : gone) {
       ClassLoader loader = plugins.getPluginClassLoader(plugin.pluginId());
       try {
         bounded(plugin.jar(), loader, "stop", () -> plugins.stopPlugin(plugin.pluginId()));
       } catch (Stalled e) {
+        // Not unloaded: PF4J would run its stop again, here. Its class loader stays open.
         LOG.warn("plugin {}: {}", plugin.pluginId(), e.getMessage());
+        stalled.add(plugin);
       } catch (RuntimeException | LinkageError e) {
         LOG.warn("plugin {}: stopping failed: {}", plugin.pluginId(), e.toString());
       }
@@ -343,7 +342,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     for (Loaded plugin : gone) {
       ClassLoader loader = loaders.get(plugin);
       List<Thread> threads = loader == null ? List.of() : running.getOrDefault(loader, List.of());
-      if (!threads.isEmpty()) {
+      if (loader != null && (!threads.isEmpty() || stalled.contains(plugin))) {
         ((Manager) plugins).keepOpen(plugin.pluginId());
         synchronized (keptOpen) {
           keptOpen.add(new KeptOpen(plugin.pluginId(), plugin.jar(), loader));
@@ -356,6 +355,9 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
             threads.size(),
             io.jakri.logging.DurationText.of(stopTimeout),
             threads.stream().map(t -> io.jakri.logging.LogText.escape(t.getName())).toList());
+      }
+      if (stalled.contains(plugin)) {
+        continue;
       }
       try {
         plugins.unloadPlugin(plugin.pluginId());

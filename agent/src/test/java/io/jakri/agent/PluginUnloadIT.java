@@ -168,7 +168,7 @@ class PluginUnloadIT {
   @Test
   void aLoaderWhoseThreadsOutlastTheCallTimeoutIsKeptOpenCountedLoggedAndClosedWhenTheyEnd()
       throws Exception {
-    start(Duration.ofSeconds(1), 4_000);
+    start(Duration.ofSeconds(1), 6_000);
     PluginClassLoader old = (PluginClassLoader) reload();
     assertThat(old.isClosed()).as("closed under running threads").isFalse();
     assertThat(threadsOf(old)).isNotEmpty();

@@ -136,7 +136,10 @@ public final class Agent implements AutoCloseable {
     store.addListener(resources);
     this.handlers =
         new PluginHandlerRegistry(
-            options.pluginsDir(), VERSION, p -> publish(new AgentEvent.PluginLoadFailed(p)));
+            options.pluginsDir(),
+            VERSION,
+            p -> publish(new AgentEvent.PluginLoadFailed(p)),
+            options.safeguards().handlerLimits().callTimeout());
     this.externalHandlers =
         options
             .externalHandlers()
@@ -199,6 +202,7 @@ public final class Agent implements AutoCloseable {
             discovery::statuses,
             () -> plugins.served().size(),
             () -> handlers.problems().size(),
+            handlers::loadersKeptOpen,
             reclaimer::reclaimed,
             mode.apiCalls(),
             System::nanoTime,
@@ -418,6 +422,14 @@ public final class Agent implements AutoCloseable {
   /** Plugin jars that could not be loaded, with reasons. */
   public java.util.List<PluginHandlerRegistry.LoadProblem> pluginProblems() {
     return handlers.problems();
+  }
+
+  /**
+   * Unloaded plugins whose class loader is kept open because threads of theirs still ran when they
+   * were unloaded (closed once those threads end).
+   */
+  public int pluginLoadersKeptOpen() {
+    return handlers.loadersKeptOpen();
   }
 
   /** The handler names (and aliases) the loaded plugins answer to. */

@@ -31,6 +31,8 @@ final class AgentThreads implements AutoCloseable {
     return r -> {
       Thread t = new Thread(r, name + "-" + n.incrementAndGet());
       t.setDaemon(true);
+      // Not the creator's: a plugin's thread that makes the pool grow must not lend it its loader.
+      t.setContextClassLoader(AgentThreads.class.getClassLoader());
       return t;
     };
   }

@@ -414,6 +414,8 @@ public final class DiscoveryManager implements AutoCloseable {
     return r -> {
       Thread t = new Thread(r, name + "-" + n.incrementAndGet());
       t.setDaemon(true);
+      // Not the creator's: a handler's thread may be the first to hand work to the loop.
+      t.setContextClassLoader(DiscoveryManager.class.getClassLoader());
       return t;
     };
   }

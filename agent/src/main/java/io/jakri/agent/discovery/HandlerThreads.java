@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * number of threads: at most {@code strandedThreads} call threads and {@code strandedThreads + 1}
  * scheduler threads, idle ones ending after 30 s. The agent's own timer is used only to time calls
  * and to watch the schedulers, never to run handler code.
+ *
+ * <p>A handler's threads have its plugin's class loader as their context class loader, and so do
+ * the threads its code starts on them (a thread takes its creator's): that is how the plugin
+ * registry tells which threads must end before the plugin's class loader may be closed ({@link
+ * PluginThreads}).
  */
 final class HandlerThreads implements AutoCloseable {
 
@@ -286,7 +291,7 @@ final class HandlerThreads implements AutoCloseable {
     if (closed) {
       throw new RejectedExecutionException("closed");
     }
-    return pools.computeIfAbsent(handler, h -> new Pool(name));
+    return pools.computeIfAbsent(handler, h -> new Pool(name, h.getClass().getClassLoader()));
   }
 
   /** Counts scheduler tasks that have run too long and gives the scheduler a free thread. */
@@ -338,6 +343,11 @@ final class HandlerThreads implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops every handler's threads: what is queued and due (a close's clean-up handed to the
+   * scheduler) still runs, for at most the call timeout in all (not waited for: handlers with
+   * stranded threads); then the threads are interrupted and left.
+   */
   @Override
   public void close() {
     List<Pool> all;
@@ -349,6 +359,20 @@ final class HandlerThreads implements AutoCloseable {
       retired.clear();
     }
     watchdog.cancel(false);
+    all.forEach(Pool::stop);
+    long deadline = System.nanoTime() + limits.callTimeout().toNanos();
+    try {
+      for (Pool p : all) {
+        if (p.stranded() > 0) {
+          continue; // its stranded threads would hold up the others' clean-up for nothing
+        }
+        p.calls.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        p.scheduler.awaitTermination(
+            Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     for (Pool p : all) {
       p.calls.shutdownNow();
       p.scheduler.stopNow();
@@ -366,15 +390,20 @@ final class HandlerThreads implements AutoCloseable {
     // The stuck count last logged (watchdog thread only).
     int logged;
 
-    Pool(String name) {
+    Pool(String name, ClassLoader handlerLoader) {
       this.name = name;
       String prefix = "jakri-handler-" + name.replaceAll("[^A-Za-z0-9._-]", "_");
       int threads = limits.strandedThreads();
       this.calls =
           new ThreadPoolExecutor(
-              threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), named(prefix));
+              threads,
+              threads,
+              30,
+              TimeUnit.SECONDS,
+              new LinkedBlockingQueue<>(),
+              named(prefix, handlerLoader));
       calls.allowCoreThreadTimeOut(true);
-      this.scheduler = new HandlerScheduler(named(prefix + "-timer"));
+      this.scheduler = new HandlerScheduler(named(prefix + "-timer", handlerLoader));
     }
 
     int stranded() {
@@ -400,8 +429,10 @@ final class HandlerThreads implements AutoCloseable {
       // A handler with nothing scheduled keeps no thread.
       setKeepAliveTime(30, TimeUnit.SECONDS);
       allowCoreThreadTimeOut(true);
-      // On stop, periodic tasks end; one-shot tasks already queued (a close's clean-up) still run.
+      // On stop, periodic tasks and tasks due later end; one-shot tasks already due (a close's
+      // clean-up) still run.
       setContinueExistingPeriodicTasksAfterShutdownPolicy(false);
+      setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     }
 
     @Override
@@ -446,11 +477,13 @@ final class HandlerThreads implements AutoCloseable {
     }
   }
 
-  private static ThreadFactory named(String prefix) {
+  /** Daemon threads whose context class loader is the handler's. */
+  private static ThreadFactory named(String prefix, ClassLoader handlerLoader) {
     AtomicInteger n = new AtomicInteger();
     return r -> {
       Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
       t.setDaemon(true);
+      t.setContextClassLoader(handlerLoader);
       return t;
     };
   }

@@ -33,6 +33,13 @@ import org.slf4j.LoggerFactory;
  * name()} and {@code aliases()}) runs on a thread of its own that is abandoned after {@link
  * #LOAD_TIMEOUT}: the jar is then refused, and loading goes on. Rescans after changes run on the
  * registry's own thread, never on the agent's scheduler.
+ *
+ * <p>A plugin's class loader is never closed while a thread of the plugin runs ({@link
+ * PluginThreads}): a class the thread loads later would fail with {@code NoClassDefFoundError}.
+ * Unloading a plugin (its jar removed or replaced, or the registry closed) stops it, then waits up
+ * to the stop timeout for its threads to end; a loader whose threads outlast it is kept open,
+ * logged once at WARN with the threads' names and counted ({@link #loadersKeptOpen}) until they
+ * end, and closed then.
  */
 public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseable {
 
@@ -45,6 +52,9 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   private final java.util.function.Consumer<LoadProblem> problemSink;
   private volatile Map<String, DiscoveryHandler> byName = Map.of();
   private final Map<Path, Loaded> loaded = new LinkedHashMap<>();
+  private final java.time.Duration stopTimeout;
+  // Loaders of unloaded plugins whose threads still ran. Guarded by itself.
+  private final List<KeptOpen> keptOpen = new ArrayList<>();
 
   /**
    * The handler instances of each started plugin, created once when it loads: PF4J creates new
@@ -64,6 +74,9 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
 
   /** A jar that could not be used, and why. */
   public record LoadProblem(Path jar, String reason) {}
+
+  /** The class loader of an unloaded plugin, left open while threads of the plugin run. */
+  private record KeptOpen(String pluginId, Path jar, ClassLoader loader) {}
 
   /** A handler and the names it answers to, asked once when its plugin loaded. */
   private record Handler(DiscoveryHandler handler, List<String> names) {}
@@ -86,9 +99,22 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
    */
   public PluginHandlerRegistry(
       Path pluginsDir, String agentVersion, java.util.function.Consumer<LoadProblem> problemSink) {
+    this(pluginsDir, agentVersion, problemSink, HandlerLimits.DEFAULT_CALL_TIMEOUT);
+  }
+
+  /**
+   * @param stopTimeout how long an unloaded plugin's threads may run on before its class loader is
+   *     kept open instead of closed
+   */
+  public PluginHandlerRegistry(
+      Path pluginsDir,
+      String agentVersion,
+      java.util.function.Consumer<LoadProblem> problemSink,
+      java.time.Duration stopTimeout) {
     this.pluginsDir = pluginsDir;
     this.problemSink = problemSink;
-    DefaultPluginManager manager = new DefaultPluginManager(pluginsDir);
+    this.stopTimeout = stopTimeout;
+    Manager manager = new Manager(pluginsDir);
     manager.setSystemVersion(agentVersion);
     manager.setExactVersionAllowed(false);
     this.plugins = manager;
@@ -105,6 +131,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
    * plugin's classes are unloaded, so running discoveries can be closed first. Idempotent.
    */
   public synchronized void rescan() {
+    closeFinished();
     if (!Files.isDirectory(pluginsDir)) {
       if (!missingReported) {
         LOG.error("plugins directory {} does not exist: no discovery handlers loaded", pluginsDir);
@@ -144,15 +171,8 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       // classes are still loaded (and nothing restarts on them).
       rebuildIndex(
           leaving.stream().map(Loaded::pluginId).collect(java.util.stream.Collectors.toSet()));
-      for (Loaded gone : leaving) {
-        extensions.remove(gone.pluginId());
-        try {
-          plugins.unloadPlugin(gone.pluginId());
-          LOG.info("plugin {} ({}): unloaded", gone.pluginId(), gone.jar().getFileName());
-        } catch (RuntimeException | LinkageError e) {
-          LOG.warn("plugin {}: unloading failed: {}", gone.pluginId(), e.toString());
-        }
-      }
+      leaving.forEach(gone -> extensions.remove(gone.pluginId()));
+      unload(leaving);
     }
     boolean added = false;
     for (Map.Entry<Path, Stamp> e : present.entrySet()) {
@@ -232,7 +252,8 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
         return Optional.empty();
       }
       String id = pluginId;
-      PluginState state = bounded(jar, "start", () -> plugins.startPlugin(id));
+      ClassLoader loader = plugins.getPluginClassLoader(id);
+      PluginState state = bounded(jar, loader, "start", () -> plugins.startPlugin(id));
       if (state != PluginState.STARTED) {
         PluginWrapper wrapper = plugins.getPlugin(pluginId);
         String reason =
@@ -240,13 +261,13 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
                 ? wrapper.getFailedException().getMessage()
                 : "plugin state " + state;
         fail(jar, reason);
-        plugins.unloadPlugin(pluginId);
+        unload(List.of(new Loaded(jar, pluginId, null)));
         return Optional.empty();
       }
-      List<Handler> found = bounded(jar, "create its handlers", () -> handlersOf(id));
+      List<Handler> found = bounded(jar, loader, "create its handlers", () -> handlersOf(id));
       if (found.isEmpty()) {
         fail(jar, "plugin " + pluginId + " contains no DiscoveryHandler extension");
-        plugins.unloadPlugin(pluginId);
+        unload(List.of(new Loaded(jar, pluginId, null)));
         return Optional.empty();
       }
       extensions.put(pluginId, List.copyOf(found));
@@ -263,11 +284,7 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     } catch (RuntimeException | LinkageError e) {
       fail(jar, e.getMessage() == null ? e.toString() : e.getMessage());
       if (pluginId != null) {
-        try {
-          plugins.unloadPlugin(pluginId);
-        } catch (RuntimeException ignored) {
-          LOG.debug("unloading failed plugin {}", pluginId);
-        }
+        unload(List.of(new Loaded(jar, pluginId, null)));
       }
       return Optional.empty();
     }
@@ -290,14 +307,118 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
   }
 
   /**
-   * Runs a plugin's own code on a thread of its own, abandoned (interrupted and left to run) when
-   * it does not return within {@link #LOAD_TIMEOUT}.
+   * Unloads plugins whose discoveries were closed: stops each, waits up to {@link #stopTimeout}
+   * (one deadline for all) for their threads to end, then unloads them from PF4J, closing the class
+   * loaders of those whose threads ended and keeping the others open.
    */
-  private static <T> T bounded(Path jar, String what, java.util.concurrent.Callable<T> body)
+  private void unload(List<Loaded> gone) {
+    Map<Loaded, ClassLoader> loaders = new LinkedHashMap<>();
+    Set<Loaded> stalled = new java.util.HashSet<>();
+    for (Loaded plugin : gone) {
+      ClassLoader loader = plugins.getPluginClassLoader(plugin.pluginId());
+      try {
+        bounded(plugin.jar(), loader, "stop", () -> plugins.stopPlugin(plugin.pluginId()));
+      } catch (Stalled e) {
+        // Not unloaded: PF4J would run its stop again, here. Its class loader stays open.
+        LOG.warn("plugin {}: {}", plugin.pluginId(), e.getMessage());
+        stalled.add(plugin);
+      } catch (RuntimeException | LinkageError e) {
+        LOG.warn("plugin {}: stopping failed: {}", plugin.pluginId(), e.toString());
+      }
+      if (loader != null) {
+        loaders.put(plugin, loader);
+      }
+    }
+    Map<ClassLoader, List<Thread>> running;
+    try {
+      running = PluginThreads.awaitEnd(loaders.values(), System.nanoTime() + stopTimeout.toNanos());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = new java.util.IdentityHashMap<>();
+      for (ClassLoader loader : loaders.values()) {
+        running.put(loader, PluginThreads.of(loader));
+      }
+    }
+    for (Loaded plugin : gone) {
+      ClassLoader loader = loaders.get(plugin);
+      List<Thread> threads = loader == null ? List.of() : running.getOrDefault(loader, List.of());
+      if (loader != null && (!threads.isEmpty() || stalled.contains(plugin))) {
+        ((Manager) plugins).keepOpen(plugin.pluginId());
+        synchronized (keptOpen) {
+          keptOpen.add(new KeptOpen(plugin.pluginId(), plugin.jar(), loader));
+        }
+        LOG.warn(
+            "plugin {} ({}): {} of its threads still run {} after it was stopped: {}; its class"
+                + " loader is kept open (closed once they end) so they can still load its classes",
+            plugin.pluginId(),
+            plugin.jar().getFileName(),
+            threads.size(),
+            io.jakri.logging.DurationText.of(stopTimeout),
+            threads.stream().map(t -> io.jakri.logging.LogText.escape(t.getName())).toList());
+      }
+      if (stalled.contains(plugin)) {
+        continue;
+      }
+      try {
+        plugins.unloadPlugin(plugin.pluginId());
+        LOG.info("plugin {} ({}): unloaded", plugin.pluginId(), plugin.jar().getFileName());
+      } catch (RuntimeException | LinkageError e) {
+        LOG.warn("plugin {}: unloading failed: {}", plugin.pluginId(), e.toString());
+      }
+    }
+  }
+
+  /** Closes the kept-open class loaders whose threads have ended. */
+  private void closeFinished() {
+    List<KeptOpen> finished = new ArrayList<>();
+    synchronized (keptOpen) {
+      for (var it = keptOpen.iterator(); it.hasNext(); ) {
+        KeptOpen kept = it.next();
+        if (PluginThreads.of(kept.loader()).isEmpty()) {
+          it.remove();
+          finished.add(kept);
+        }
+      }
+    }
+    for (KeptOpen kept : finished) {
+      try {
+        if (kept.loader() instanceof java.io.Closeable closeable) {
+          closeable.close();
+        }
+        LOG.info(
+            "plugin {} ({}): its last threads ended; class loader closed",
+            kept.pluginId(),
+            kept.jar().getFileName());
+      } catch (IOException e) {
+        LOG.warn("plugin {}: closing its class loader: {}", kept.pluginId(), e.toString());
+      }
+    }
+  }
+
+  /**
+   * Unloaded plugins whose class loader is kept open because threads of theirs still run (loaders
+   * whose threads have ended are closed first). Any thread.
+   */
+  public int loadersKeptOpen() {
+    closeFinished();
+    synchronized (keptOpen) {
+      return keptOpen.size();
+    }
+  }
+
+  /**
+   * Runs a plugin's own code on a thread of its own whose context class loader is the plugin's
+   * ({@code loader}; the agent's when null), abandoned (interrupted and left to run) when it does
+   * not return within {@link #LOAD_TIMEOUT}.
+   */
+  private static <T> T bounded(
+      Path jar, ClassLoader loader, String what, java.util.concurrent.Callable<T> body)
       throws Stalled {
     java.util.concurrent.FutureTask<T> task = new java.util.concurrent.FutureTask<>(body);
     Thread thread = new Thread(task, "jakri-plugin-load-" + jar.getFileName());
     thread.setDaemon(true);
+    thread.setContextClassLoader(
+        loader != null ? loader : PluginHandlerRegistry.class.getClassLoader());
     thread.start();
     try {
       return task.get(LOAD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -378,7 +499,12 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       if (handlers == null) {
         try {
           String id = wrapper.getPluginId();
-          handlers = bounded(wrapper.getPluginPath(), "create its handlers", () -> handlersOf(id));
+          handlers =
+              bounded(
+                  wrapper.getPluginPath(),
+                  wrapper.getPluginClassLoader(),
+                  "create its handlers",
+                  () -> handlersOf(id));
           extensions.put(id, handlers);
         } catch (Stalled | RuntimeException | LinkageError e) {
           fail(wrapper.getPluginPath(), "extensions cannot be created: " + e.getMessage());
@@ -408,6 +534,18 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     listeners.forEach(Runnable::run);
   }
 
+  /** PF4J's manager, able to unload a plugin without closing its class loader. */
+  private static final class Manager extends DefaultPluginManager {
+    Manager(Path pluginsDir) {
+      super(pluginsDir);
+    }
+
+    /** The next {@code unloadPlugin(pluginId)} leaves the plugin's class loader open. */
+    void keepOpen(String pluginId) {
+      getPluginClassLoaders().remove(pluginId);
+    }
+  }
+
   @Override
   public Optional<DiscoveryHandler> find(String name) {
     return Optional.ofNullable(byName.get(name));
@@ -428,11 +566,21 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     return List.copyOf(problems);
   }
 
+  /**
+   * Stops watching and unloads every plugin as {@link #rescan} unloads a removed one: a class
+   * loader is closed only once its plugin's threads have ended (waiting at most the stop timeout).
+   */
   @Override
   public synchronized void close() {
     if (watch != null) {
       watch.close();
     }
+    List<Loaded> all = new ArrayList<>(loaded.values());
+    loaded.clear();
+    extensions.clear();
+    byName = Map.of();
+    unload(all);
+    closeFinished();
     try {
       // unloadPlugins() stops each plugin itself; PF4J 3.15's stopPlugins() can throw
       // ConcurrentModificationException.

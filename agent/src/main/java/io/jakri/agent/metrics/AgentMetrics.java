@@ -124,6 +124,8 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
   /**
    * @param served how many resources are served now
    * @param pluginLoadFailures how many plugin jars could not be loaded
+   * @param pluginLoadersKeptOpen unloaded plugins whose class loader is kept open while their
+   *     threads run
    * @param reclaimed slots freed by reclamation so far
    * @param nanoTime the monotonic clock discovery stamps its reports with ({@code
    *     System::nanoTime})
@@ -136,6 +138,7 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
       Supplier<Map<String, DiscoveryManager.ConfigurationStatus>> statuses,
       LongSupplier served,
       LongSupplier pluginLoadFailures,
+      LongSupplier pluginLoadersKeptOpen,
       LongSupplier reclaimed,
       Optional<ApiCalls> apiCalls,
       LongSupplier nanoTime,
@@ -181,6 +184,11 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
         .register(registry);
     Gauge.builder("jakri.plugin.load.failures", pluginLoadFailures::getAsLong)
         .description("Handler plugin jars that could not be loaded")
+        .register(registry);
+    Gauge.builder("jakri.plugin.class.loaders.kept.open", pluginLoadersKeptOpen::getAsLong)
+        .description(
+            "Unloaded handler plugins whose class loader is kept open because threads of theirs"
+                + " still run")
         .register(registry);
     FunctionCounter.builder("jakri.reclaimed.slots", reclaimed, LongSupplier::getAsLong)
         .description("Slots freed because no container used them any more")

@@ -3,6 +3,7 @@ package io.jakri.handler.zeroconf;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -12,26 +13,34 @@ import javax.jmdns.JmDNS;
 import javax.jmdns.ServiceEvent;
 import javax.jmdns.ServiceInfo;
 import javax.jmdns.ServiceListener;
+import javax.jmdns.impl.JmDNSImpl;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A {@link Browser} backed by one JmDNS instance bound to one address. JmDNS calls the listener on
  * its own threads; resolution requests for newly added services run on the given executor because
- * {@code requestServiceInfo} waits up to 200 ms for an answer.
+ * {@code requestServiceInfo} waits up to 200 ms for an answer. {@link #close()} returns once JmDNS
+ * is closed and its timers have ended ({@link JmdnsTimers}), or after {@link #TIMERS_END} more.
  */
 final class JmdnsBrowser implements Browser {
 
   private static final Logger LOG = LoggerFactory.getLogger(JmdnsBrowser.class);
 
+  /** How long {@link #close()} waits for JmDNS's timers to end after JmDNS closed. */
+  static final Duration TIMERS_END = Duration.ofSeconds(3);
+
   private final JmDNS jmdns;
   private final String qualifiedType;
   private final ServiceListener listener;
+  private final Optional<JmdnsTimers> timers;
 
   private JmdnsBrowser(JmDNS jmdns, String qualifiedType, ServiceListener listener) {
     this.jmdns = jmdns;
     this.qualifiedType = qualifiedType;
     this.listener = listener;
+    this.timers =
+        jmdns instanceof JmDNSImpl impl ? JmdnsTimers.of(impl) : Optional.<JmdnsTimers>empty();
   }
 
   /**
@@ -39,6 +48,7 @@ final class JmdnsBrowser implements Browser {
    * its own) and run resolution requests on {@code requests}.
    */
   static Browser.Factory factory(String hostName, Executor requests) {
+    JmdnsTimers.install();
     return (address, type, domain, events) ->
         open(address, hostName, type, domain, events, requests);
   }
@@ -120,6 +130,12 @@ final class JmdnsBrowser implements Browser {
         TxtEntry.decode(info.getTextBytes()));
   }
 
+  /** Whether JmDNS's timers have ended (for tests). */
+  boolean timersEnded() {
+    return timers.map(JmdnsTimers::ended).orElse(false);
+  }
+
+  /** Closes JmDNS (about 2 s) and waits for its timers to end; blocks, never throws. */
   @Override
   public void close() {
     try {
@@ -127,6 +143,14 @@ final class JmdnsBrowser implements Browser {
       jmdns.close();
     } catch (IOException | RuntimeException e) {
       LOG.debug("closing JmDNS failed", e);
+    }
+    try {
+      if (timers.isPresent() && !timers.get().awaitEnded(TIMERS_END)) {
+        LOG.warn(
+            "JmDNS {}: its timers did not end within {} of its close", jmdns.getName(), TIMERS_END);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * Every object the chart renders, for every value set the chart tests render, is accepted by a real
@@ -164,6 +165,52 @@ class RenderedChartOnRealApiServerIT {
     skipped.forEach(s -> System.out.println("[" + set + "] skipped " + s));
     assertThat(refused).as("objects the API server refused").isEmpty();
     assertThat(sent).as("objects sent").isPositive();
+  }
+
+  /**
+   * The control: the same dry run refuses what a chart must not render, so a pass above means the
+   * server checked. An unknown field (strict field validation) and a Configuration breaking its
+   * CRD's CEL rule (a brokerSpec with both a Pod and a Job spec).
+   */
+  @Test
+  void theDryRunRefusesAnUnknownFieldAndAConfigurationBreakingItsCrd(RealApiServer api) {
+    KubernetesClient admin = api.admin();
+    RenderedChart chart = RenderedChart.render("all-handlers-with-brokers.yaml");
+    ensureNamespaces(admin, chart);
+
+    Map<String, Object> daemonSet = copy(chart.one("DaemonSet", "jakri-agent"));
+    RenderedChart.map(RenderedChart.get(daemonSet, "spec")).put("replicaz", 1);
+    assertThat(dryRunRefusal(admin, daemonSet)).contains("unknown field").contains("replicaz");
+
+    Map<String, Object> configuration =
+        copy(
+            chart.ofKind("Configuration").stream()
+                .filter(c -> RenderedChart.get(c, "spec", "brokerSpec", "brokerPodSpec") != null)
+                .findFirst()
+                .orElseThrow());
+    RenderedChart.map(RenderedChart.get(configuration, "spec", "brokerSpec"))
+        .put("brokerJobSpec", Map.of("template", Map.of("spec", Map.of())));
+    assertThat(dryRunRefusal(admin, configuration))
+        .contains("exactly one of brokerPodSpec and brokerJobSpec");
+  }
+
+  private static String dryRunRefusal(KubernetesClient admin, Map<String, Object> object) {
+    try {
+      admin
+          .resource(ChartOnServer.generic(admin, object))
+          .dryRun()
+          .fieldValidation(Validation.STRICT)
+          .create();
+    } catch (KubernetesClientException e) {
+      return e.getCode() + " " + e.getMessage();
+    }
+    throw new AssertionError(ChartOnServer.describe(object) + " was accepted");
+  }
+
+  /** A deep, mutable copy of a rendered object (YAML round trip). */
+  private static Map<String, Object> copy(Map<String, Object> object) {
+    Yaml yaml = new Yaml();
+    return RenderedChart.map(yaml.load(yaml.dump(object)));
   }
 
   @Test

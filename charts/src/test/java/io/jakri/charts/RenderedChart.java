@@ -25,12 +25,28 @@ record RenderedChart(List<Map<String, Object>> objects) {
 
   /** Renders the chart as release "jakri" in namespace "jakri" with the given values files. */
   static RenderedChart render(String... valuesFiles) {
+    return render(NAMESPACE, List.of(valuesFiles), List.of());
+  }
+
+  /**
+   * Renders the chart as release "jakri" in {@code namespace} with values files (under {@link
+   * #VALUES}) and {@code --set} pairs ({@code key, value, key, value, ...}).
+   */
+  static RenderedChart render(String namespace, List<String> valuesFiles, List<String> setValues) {
+    return parse(template(CHART, namespace, valuesFiles, setValues).call());
+  }
+
+  private static TemplateCommand template(
+      Path chart, String namespace, List<String> valuesFiles, List<String> setValues) {
     TemplateCommand template =
-        new Helm(CHART).template().withName(RELEASE).withNamespace(NAMESPACE);
+        new Helm(chart).template().withName(RELEASE).withNamespace(namespace);
     for (String file : valuesFiles) {
       template = template.withValuesFile(VALUES.resolve(file));
     }
-    return parse(template.call());
+    for (int i = 0; i + 1 < setValues.size(); i += 2) {
+      template = template.set(setValues.get(i), setValues.get(i + 1));
+    }
+    return template;
   }
 
   /**
@@ -40,6 +56,13 @@ record RenderedChart(List<Map<String, Object>> objects) {
    * ordinary ones, and tests read the hook settings from the renamed keys.
    */
   static RenderedChart renderWithHooks(Path workDir, String... setValues) throws IOException {
+    return renderWithHooks(workDir, NAMESPACE, List.of(), List.of(setValues));
+  }
+
+  /** {@link #renderWithHooks(Path, String...)} in {@code namespace}, with values files too. */
+  static RenderedChart renderWithHooks(
+      Path workDir, String namespace, List<String> valuesFiles, List<String> setValues)
+      throws IOException {
     Path copy = workDir.resolve("jakri");
     try (Stream<Path> files = Files.walk(CHART)) {
       for (Path from : files.toList()) {
@@ -51,11 +74,7 @@ record RenderedChart(List<Map<String, Object>> objects) {
         }
       }
     }
-    TemplateCommand template = new Helm(copy).template().withName(RELEASE).withNamespace(NAMESPACE);
-    for (int i = 0; i + 1 < setValues.length; i += 2) {
-      template = template.set(setValues[i], setValues[i + 1]);
-    }
-    return parse(template.call());
+    return parse(template(copy, namespace, valuesFiles, setValues).call());
   }
 
   /** The renamed {@code helm.sh/hook} annotation key in {@link #renderWithHooks} output. */

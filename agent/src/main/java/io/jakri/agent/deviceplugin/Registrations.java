@@ -6,6 +6,7 @@ import io.jakri.kubelet.v1beta1.Empty;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -135,7 +136,7 @@ final class Registrations {
   private void onControl(Runnable task) {
     try {
       control.execute(task);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       LOG.debug("a Register answer arrived after shutdown; dropped");
     }
   }

@@ -25,6 +25,12 @@ final class ServedResource {
    */
   boolean registerOnly;
 
+  /** Takes it out of the start queue's marks (retired while waiting, or the queue cleared). */
+  void leaveQueue() {
+    queued = false;
+    registerOnly = false;
+  }
+
   /** The server the queued start replaces, if any. */
   Optional<Previous> previous = Optional.empty();
 

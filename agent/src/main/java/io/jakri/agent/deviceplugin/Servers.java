@@ -161,11 +161,10 @@ final class Servers {
   }
 
   /**
-   * Waits (up to 30 s) for the stops under way: their sockets are gone when this returns. Stops
-   * still queued no longer wait for the kubelet to close its connections.
+   * Waits (up to 30 s) for the stops under way: their sockets are gone when this returns. Called
+   * after {@link #hurry}, so stops still queued no longer wait for the kubelet.
    */
   void closeStops() {
-    hurry = true;
     awaitShutdown(stopper, "device-plugin servers were still stopping after 30 s");
   }
 

@@ -35,8 +35,7 @@ final class StartQueue {
     if (!entry.queued) {
       return;
     }
-    entry.queued = false;
-    entry.registerOnly = false;
+    entry.leaveQueue();
     String group = groupOf(entry.resource());
     LinkedHashSet<ServedResource> queue = waiting.get(group);
     if (queue != null && queue.remove(entry)) {
@@ -100,15 +99,7 @@ final class StartQueue {
   }
 
   void clear() {
-    waiting
-        .values()
-        .forEach(
-            q ->
-                q.forEach(
-                    e -> {
-                      e.queued = false;
-                      e.registerOnly = false;
-                    }));
+    waiting.values().forEach(q -> q.forEach(ServedResource::leaveQueue));
     waiting.clear();
     size = 0;
   }

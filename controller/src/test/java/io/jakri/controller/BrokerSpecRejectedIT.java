@@ -1,6 +1,5 @@
 package io.jakri.controller;
 
-import static io.jakri.controller.MockCluster.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,34 +10,34 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.controller.reconcile.ConfigurationReconciler;
 import io.jakri.crd.Configuration;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * A brokerSpec the API server refuses: a condition and one Event on the Configuration naming the
- * field, retries with backoff, and other Configurations unaffected.
+ * A brokerSpec the API server refuses (really: the real API server validates the Pod, a container
+ * without an image is refused with 422 and a field cause): a condition and one Event on the
+ * Configuration naming the field, retries with backoff, and other Configurations unaffected. Also
+ * the status fields the controller derives next to the agents' entries.
  */
+@ExtendWith(RealKube.class)
 class BrokerSpecRejectedIT {
 
   static final Duration WAIT = Duration.ofSeconds(20);
   static final String FIELD = "spec.containers[0].image";
 
-  MockCluster cluster;
+  RealCluster cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new MockCluster();
+  void setUp(RealApiServer api) {
+    cluster = new RealCluster(api, "rejected");
     cluster.node("n1");
-    // Like a real API server: a Pod without an image is invalid.
-    cluster.rejectPosts(
-        r ->
-            r.getPath().startsWith("/api/v1/namespaces/" + NS + "/pods")
-                && !MockCluster.body(r).contains("\"image\""),
-        FIELD);
   }
 
   @AfterEach
@@ -65,7 +64,12 @@ class BrokerSpecRejectedIT {
 
   Optional<Condition> brokersReady(String configuration) {
     Configuration c =
-        cluster.client.resources(Configuration.class).inNamespace(NS).withName(configuration).get();
+        cluster
+            .client
+            .resources(Configuration.class)
+            .inNamespace(cluster.ns)
+            .withName(configuration)
+            .get();
     if (c.getStatus() == null) {
       return Optional.empty();
     }
@@ -75,7 +79,7 @@ class BrokerSpecRejectedIT {
   }
 
   List<Event> events(String about) {
-    return cluster.client.v1().events().inNamespace(NS).list().getItems().stream()
+    return cluster.client.v1().events().inNamespace(cluster.ns).list().getItems().stream()
         .filter(e -> about.equals(e.getInvolvedObject().getName()))
         .toList();
   }
@@ -87,7 +91,7 @@ class BrokerSpecRejectedIT {
     cluster
         .client
         .resources(Configuration.class)
-        .inNamespace(NS)
+        .inNamespace(cluster.ns)
         .withName("bad")
         .subresource("status")
         .patch(
@@ -99,7 +103,7 @@ class BrokerSpecRejectedIT {
     Configuration good = cluster.podConfiguration("good", "nginx:1");
     cluster.instance(bad, "bad-aaaaaa", false, "n1");
     cluster.instance(good, "good-aaaaaa", false, "n1");
-    MockCluster.Running controller = cluster.start();
+    RealCluster.Running controller = cluster.start();
 
     await()
         .atMost(WAIT)
@@ -111,7 +115,7 @@ class BrokerSpecRejectedIT {
                     .filter(c -> c.getMessage().contains(FIELD))
                     .isPresent());
     Configuration after =
-        cluster.client.resources(Configuration.class).inNamespace(NS).withName("bad").get();
+        cluster.client.resources(Configuration.class).inNamespace(cluster.ns).withName("bad").get();
     assertThat(after.getStatus().getConditions())
         .extracting(Condition::getType)
         .containsExactly(
@@ -140,11 +144,11 @@ class BrokerSpecRejectedIT {
                 cluster
                             .client
                             .pods()
-                            .inNamespace(NS)
+                            .inNamespace(cluster.ns)
                             .withName(BrokerNames.podName("good-aaaaaa", "n1", false))
                             .get()
                         != null
-                    && cluster.client.services().inNamespace(NS).withName("good-svc").get()
+                    && cluster.client.services().inNamespace(cluster.ns).withName("good-svc").get()
                         != null);
     await()
         .atMost(WAIT)
@@ -164,7 +168,7 @@ class BrokerSpecRejectedIT {
                 cluster
                         .client
                         .pods()
-                        .inNamespace(NS)
+                        .inNamespace(cluster.ns)
                         .withName(BrokerNames.podName("bad-aaaaaa", "n1", false))
                         .get()
                     != null);
@@ -175,7 +179,7 @@ class BrokerSpecRejectedIT {
             cluster
                 .client
                 .resources(Configuration.class)
-                .inNamespace(NS)
+                .inNamespace(cluster.ns)
                 .withName("bad")
                 .get()
                 .getStatus()
@@ -190,7 +194,12 @@ class BrokerSpecRejectedIT {
   }
 
   private Configuration stored(String name) {
-    return cluster.client.resources(Configuration.class).inNamespace(NS).withName(name).get();
+    return cluster
+        .client
+        .resources(Configuration.class)
+        .inNamespace(cluster.ns)
+        .withName(name)
+        .get();
   }
 
   private void nodeEntry(String configuration, String node, String state, String message) {
@@ -198,7 +207,7 @@ class BrokerSpecRejectedIT {
     cluster
         .client
         .resources(Configuration.class)
-        .inNamespace(NS)
+        .inNamespace(cluster.ns)
         .withName(configuration)
         .subresource("status")
         .patch(
@@ -230,7 +239,7 @@ class BrokerSpecRejectedIT {
     cluster.instance(c, "cam-bbbbbb", false, "n2");
     nodeEntry("cam", "n1", "Discovering", "");
     nodeEntry("cam", "n2", "Invalid", "bad details");
-    MockCluster.Running controller = cluster.start();
+    RealCluster.Running controller = cluster.start();
 
     await()
         .atMost(WAIT)
@@ -266,7 +275,7 @@ class BrokerSpecRejectedIT {
     cluster
         .client
         .resources(io.jakri.crd.Instance.class)
-        .inNamespace(NS)
+        .inNamespace(cluster.ns)
         .withName("cam-bbbbbb")
         .delete();
     await()

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.controller.reconcile.ConfigurationReconciler;
+import io.jakri.controller.reconcile.InstanceReconciler;
 import io.jakri.crd.Configuration;
 import io.jakri.testing.kube.RealApiServer;
 import io.jakri.testing.kube.RealKube;
@@ -63,11 +64,15 @@ class BrokerSpecRejectedIT {
   }
 
   Optional<Condition> brokersReady(String configuration) {
+    return brokersReady(cluster.ns, configuration);
+  }
+
+  Optional<Condition> brokersReady(String namespace, String configuration) {
     Configuration c =
         cluster
             .client
             .resources(Configuration.class)
-            .inNamespace(cluster.ns)
+            .inNamespace(namespace)
             .withName(configuration)
             .get();
     if (c.getStatus() == null) {
@@ -79,9 +84,128 @@ class BrokerSpecRejectedIT {
   }
 
   List<Event> events(String about) {
-    return cluster.client.v1().events().inNamespace(cluster.ns).list().getItems().stream()
+    return events(cluster.ns, about);
+  }
+
+  List<Event> events(String namespace, String about) {
+    return cluster.client.v1().events().inNamespace(namespace).list().getItems().stream()
         .filter(e -> about.equals(e.getInvolvedObject().getName()))
         .toList();
+  }
+
+  /**
+   * Real-server difference: a Pod needs its namespace's {@code default} ServiceAccount (the
+   * ServiceAccount admission plugin refuses it with 403 otherwise; a cluster's controller-manager
+   * creates that account, none runs here). The controller reports it as it does an invalid spec,
+   * keeps serving the other namespace, and creates the broker once the account exists.
+   */
+  @Test
+  void aNamespaceWithoutItsDefaultServiceAccountIsReportedAndTheOthersGoOn() throws Exception {
+    String bare = cluster.namespaceWithoutServiceAccount("no-sa");
+    Configuration stuck = cluster.podConfiguration(bare, "cam", "nginx:1");
+    cluster.instance(stuck, "cam-aaaaaa", false, "n1");
+    Configuration fine = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(fine, "cam-aaaaaa", false, "n1");
+    cluster.startAcrossNamespaces(List.of(bare, cluster.ns));
+
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              assertThat(brokersReady(bare, "cam"))
+                  .hasValueSatisfying(
+                      c -> {
+                        assertThat(c.getStatus()).isEqualTo("False");
+                        assertThat(c.getReason()).isEqualTo(InstanceReconciler.FORBIDDEN);
+                        assertThat(c.getMessage())
+                            .contains("serviceaccount \"default\" not found")
+                            .doesNotContain("cam-aaaaaa-pod");
+                      });
+              assertThat(events(bare, "cam"))
+                  .singleElement()
+                  .satisfies(
+                      e -> assertThat(e.getReason()).isEqualTo(InstanceReconciler.FORBIDDEN));
+              assertThat(brokersReady("cam"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+            });
+    assertThat(cluster.refusals.all())
+        .as("the controller's failed requests")
+        .isNotEmpty()
+        .allSatisfy(
+            f -> {
+              assertThat(f.code()).isEqualTo(403);
+              assertThat(f.path()).isEqualTo("/api/v1/namespaces/" + bare + "/pods");
+            });
+
+    cluster.api.serviceAccount(bare, "default");
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              assertThat(
+                      cluster
+                          .client
+                          .pods()
+                          .inNamespace(bare)
+                          .withName(BrokerNames.podName("cam-aaaaaa", "n1", false))
+                          .get())
+                  .isNotNull();
+              assertThat(brokersReady(bare, "cam"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+            });
+  }
+
+  /**
+   * Real-server difference: a field the Pod API does not know (a typo in {@code brokerPodSpec},
+   * which the CRD keeps as it is) is dropped by the API server, which answers with a warning; the
+   * Pod is created without it. The mock kept every field.
+   */
+  @Test
+  void anUnknownFieldInABrokerPodSpecIsDroppedByTheApiServer() throws Exception {
+    Configuration typo =
+        cluster.configuration(
+            """
+            apiVersion: akri.sh/v0
+            kind: Configuration
+            metadata:
+              name: typo
+            spec:
+              discoveryHandler:
+                name: simulated
+              brokerSpec:
+                brokerPodSpec:
+                  containers:
+                    - name: broker
+                      image: nginx:1
+                      imagePullPolcy: Never
+            """);
+    assertThat(
+            cluster
+                .client
+                .getKubernetesSerialization()
+                .asJson(typo.getSpec().getBrokerSpec().getBrokerPodSpec()))
+        .as("kept in the Configuration")
+        .contains("imagePullPolcy");
+    cluster.instance(typo, "typo-aaaaaa", false, "n1");
+    cluster.start();
+
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () ->
+                assertThat(brokersReady("typo"))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+    var pod =
+        cluster
+            .client
+            .pods()
+            .inNamespace(cluster.ns)
+            .withName(BrokerNames.podName("typo-aaaaaa", "n1", false))
+            .get();
+    assertThat(cluster.client.getKubernetesSerialization().asJson(pod))
+        .doesNotContain("imagePullPolcy");
+    assertThat(pod.getSpec().getContainers().get(0).getImagePullPolicy()).isEqualTo("IfNotPresent");
+    assertThat(cluster.refusals.all()).isEmpty();
   }
 
   @Test

@@ -252,16 +252,17 @@ final class RealCluster implements AutoCloseable {
   Configuration configuration(String namespace, String yaml) {
     Configuration c = client.getKubernetesSerialization().unmarshal(yaml, Configuration.class);
     c.getMetadata().setNamespace(namespace);
-    return client
-        .resource(c)
-        .inNamespace(namespace)
-        .createOr(
-            x ->
-                x.edit(
-                    stored -> {
-                      stored.setSpec(c.getSpec());
-                      return stored;
-                    }));
+    var stored =
+        client
+            .resources(Configuration.class)
+            .inNamespace(namespace)
+            .withName(c.getMetadata().getName());
+    Configuration existing = stored.get();
+    if (existing == null) {
+      return stored.create(c);
+    }
+    existing.setSpec(c.getSpec());
+    return client.resource(existing).update();
   }
 
   /** A stored Configuration of this cluster's namespace. */
@@ -328,6 +329,12 @@ final class RealCluster implements AutoCloseable {
                     .build()));
     InstanceSpec spec = new InstanceSpec();
     spec.setConfigurationName(configuration.getMetadata().getName());
+    // Required by the CRD (the mock took an Instance without it).
+    spec.setCdiName(
+        "akri.sh/"
+            + configuration.getMetadata().getName()
+            + "="
+            + name.substring(name.lastIndexOf('-') + 1));
     spec.setShared(shared);
     spec.setCapacity(2);
     spec.setNodes(new ArrayList<>(List.of(nodes)));

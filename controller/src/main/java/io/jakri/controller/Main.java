@@ -222,7 +222,8 @@ public final class Main implements Callable<Integer> {
           .whenComplete(
               (v, e) -> {
                 notice.cancel(false);
-                if (e != null) {
+                // Stopping before the caches synced ends the informers' start too: not an error.
+                if (e != null && stop.getCount() > 0) {
                   log.error(
                       "the controller could not start: {}; exiting",
                       io.jakri.logging.ApiFailure.describe(

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** One broker Job per Instance, re-created for a new Configuration generation. */
+/** One broker Job per Instance, re-created for a new Configuration generation (real API server). */
 @ExtendWith(RealKube.class)
 class BrokerJobsIT {
 
@@ -56,6 +56,8 @@ class BrokerJobsIT {
                     - name: scan
                       image: %s
                       resources:
+                        limits:
+                          "{{PLACEHOLDER}}": "1"
                         requests:
                           "{{PLACEHOLDER}}": "1"
         """
@@ -100,6 +102,8 @@ class BrokerJobsIT {
                 .getResources()
                 .getRequests())
         .containsOnlyKeys("akri.sh/scan-aaaaaa");
+    // An extended resource needs a limit: the real API server refuses a request without one
+    // ("Limit must be set for non overcommitable resources"); the mock took it.
     // Jobs run where the scheduler puts them: no pinning.
     assertThat(job.getSpec().getTemplate().getSpec().getAffinity()).isNull();
   }

@@ -82,8 +82,11 @@ class UnreachableApiServerIT {
       await()
           .atMost(Duration.ofSeconds(90))
           .ignoreExceptions()
-          .untilAsserted(() -> assertThat(readyz(metrics)).isEqualTo("200 ok\n"));
-      assertThat(out()).contains("controller started in namespace " + cluster.ns);
+          .untilAsserted(
+              () -> {
+                assertThat(readyz(metrics)).isEqualTo("200 ok\n");
+                assertThat(out()).contains("controller started in namespace " + cluster.ns);
+              });
       stopAndExpectZero();
     }
     assertNoStackTrace();

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.jakri.controller.reconcile.ClusterCache;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
 import java.time.Clock;
@@ -13,9 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,7 +47,7 @@ public final class AllNamespaces implements AutoCloseable {
   private final RandomGenerator random;
   private final Map<String, Controller> controllers = new ConcurrentHashMap<>();
   private final List<SharedIndexInformer<?>> finders = new ArrayList<>();
-  private volatile Duration syncTimeout = Duration.ofMinutes(2);
+  private volatile String lastFailure;
   private final java.util.Set<String> started = ConcurrentHashMap.newKeySet();
   private volatile boolean running;
   private volatile boolean closed;
@@ -70,18 +73,17 @@ public final class AllNamespaces implements AutoCloseable {
   }
 
   /**
-   * Starts: with a list, each namespace's controller (syncing its caches within {@code timeout});
-   * else the namespace finder (its first list within {@code timeout}) and a controller for each
-   * namespace it finds.
+   * Starts: with a list, each namespace's controller; else the namespace finder and, once it has
+   * listed, a controller for each namespace it found. Returns at once; the result completes when
+   * every controller known by then runs (its caches listed). Failed lists and watches are retried
+   * with backoff, one WARN line per attempt, never given up: {@link #notReady} says why meanwhile.
    */
-  public void start(Duration timeout) throws Exception {
-    syncTimeout = timeout;
+  public CompletableFuture<Void> startAsync() {
     if (!only.isEmpty()) {
-      for (String namespace : only) {
-        serve(namespace);
-        startOnce(namespace, timeout);
-      }
-      return;
+      only.forEach(this::serve);
+      running = true;
+      return CompletableFuture.allOf(
+          only.stream().map(this::startOnce).toArray(CompletableFuture[]::new));
     }
     SharedIndexInformer<GenericKubernetesResource> configurations =
         client
@@ -92,18 +94,33 @@ public final class AllNamespaces implements AutoCloseable {
         client.resources(Instance.class).inAnyNamespace().runnableInformer(0);
     finders.add(configurations);
     finders.add(instances);
+    String server = String.valueOf(client.getMasterUrl());
+    ClusterCache.retryWithWarning(
+        configurations, "configurations in every namespace", server, f -> lastFailure = f);
+    ClusterCache.retryWithWarning(
+        instances, "instances in every namespace", server, f -> lastFailure = f);
     configurations.addEventHandler(finder());
     instances.addEventHandler(finder());
-    java.util.concurrent.CompletableFuture.allOf(
+    return CompletableFuture.allOf(
             configurations.start().toCompletableFuture(), instances.start().toCompletableFuture())
-        .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-    // Namespaces found by the first list are started here, so start() returns with them synced;
-    // any found from now on start on their own.
-    running = true;
-    for (String namespace : List.copyOf(controllers.keySet())) {
-      startOnce(namespace, timeout);
-    }
-    LOG.info("controller serving all namespaces ({} found so far)", controllers.size());
+        // Off the thread that completed the lists (an HTTP client event loop: never block it).
+        .thenComposeAsync(
+            v -> {
+              // Namespaces found by the first list are started here, so the result completes with
+              // them synced; any found from now on start on their own.
+              running = true;
+              LOG.info("controller serving all namespaces ({} found so far)", controllers.size());
+              return CompletableFuture.allOf(
+                  List.copyOf(controllers.keySet()).stream()
+                      .map(this::startOnce)
+                      .toArray(CompletableFuture[]::new));
+            },
+            scheduler);
+  }
+
+  /** {@link #startAsync} and waits up to {@code timeout} for it. */
+  public void start(Duration timeout) throws Exception {
+    startAsync().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   private <T extends io.fabric8.kubernetes.api.model.HasMetadata> ResourceEventHandler<T> finder() {
@@ -129,22 +146,21 @@ public final class AllNamespaces implements AutoCloseable {
     }
     serve(namespace);
     if (running) {
-      // Found later: started off the informer's thread (start waits for the caches).
-      workers.execute(
-          () -> {
-            try {
-              startOnce(namespace, syncTimeout);
-            } catch (Exception e) {
-              LOG.error("namespace {}: controller did not start: {}", namespace, e.toString());
-            }
-          });
+      startOnce(namespace)
+          .whenComplete(
+              (v, e) -> {
+                if (e != null && !closed) {
+                  LOG.error("namespace {}: controller did not start: {}", namespace, e.toString());
+                }
+              });
     }
   }
 
-  private void startOnce(String namespace, Duration timeout) throws Exception {
+  private CompletableFuture<Void> startOnce(String namespace) {
     if (started.add(namespace)) {
-      controllers.get(namespace).start(timeout);
+      return controllers.get(namespace).startAsync();
     }
+    return CompletableFuture.completedFuture(null);
   }
 
   private synchronized Controller serve(String namespace) {
@@ -163,8 +179,32 @@ public final class AllNamespaces implements AutoCloseable {
 
   /** Why a cache has not synced, if a list or watch failed. */
   public Optional<String> lastFailure() {
+    return Optional.ofNullable(lastFailure)
+        .or(
+            () ->
+                controllers.values().stream()
+                    .map(Controller::lastFailure)
+                    .flatMap(Optional::stream)
+                    .findFirst());
+  }
+
+  /**
+   * Why the controller is not ready, if it is not: the namespace finder or a namespace's caches
+   * have not listed once (with the last failure, if a list or watch failed).
+   */
+  public Optional<String> notReady() {
+    if (only.isEmpty() && !finders.stream().allMatch(SharedIndexInformer::hasSynced)) {
+      String failure = lastFailure;
+      return Optional.of(
+          failure != null
+              ? failure
+              : "Configurations and Instances of every namespace not listed yet");
+    }
+    if (!running) {
+      return Optional.of("not started");
+    }
     return controllers.values().stream()
-        .map(Controller::lastFailure)
+        .map(Controller::notReady)
         .flatMap(Optional::stream)
         .findFirst();
   }
@@ -178,8 +218,7 @@ public final class AllNamespaces implements AutoCloseable {
 
   /** Whether every informer has listed once. */
   public boolean synced() {
-    return finders.stream().allMatch(SharedIndexInformer::hasSynced)
-        && controllers.values().stream().allMatch(Controller::synced);
+    return notReady().isEmpty();
   }
 
   @Override

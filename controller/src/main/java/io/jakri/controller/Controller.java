@@ -14,17 +14,19 @@ import io.jakri.controller.reconcile.ReconcileKey;
 import io.jakri.controller.reconcile.Rejections;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The controller's composition root: builds the cache, the reconcilers and the work queue from a
- * client and options, and wires them together. {@link #start} syncs all caches before the first key
- * is processed (so nothing is judged missing from a half-filled cache); {@link #close} stops the
- * workers and informers. The executors are owned by the caller. One per process.
+ * client and options, and wires them together. {@link #startAsync} syncs all caches before the
+ * first key is processed (so nothing is judged missing from a half-filled cache); {@link #close}
+ * stops the workers and informers. The executors are owned by the caller. One per process.
  */
 public final class Controller implements AutoCloseable {
 
@@ -34,6 +36,7 @@ public final class Controller implements AutoCloseable {
   private final ClusterCache cache;
   private final WorkQueue<ReconcileKey> queue;
   private final ExecutorService workers;
+  private final ScheduledExecutorService scheduler;
 
   /**
    * @param client the controller's client (its requests are what {@link ApiCalls} counts)
@@ -49,6 +52,7 @@ public final class Controller implements AutoCloseable {
       RandomGenerator random) {
     this.options = options;
     this.workers = workers;
+    this.scheduler = scheduler;
     String ns = options.namespace();
     InFlightCreates inFlight = new InFlightCreates(clock);
     this.cache = new ClusterCache(client, ns, options.resync(), inFlight);
@@ -102,14 +106,32 @@ public final class Controller implements AutoCloseable {
     return cache.lastFailure();
   }
 
-  /** Syncs the caches (waiting up to {@code timeout}), then starts the workers. */
+  /** Why the controller is not ready (its caches have not listed once), if it is not. */
+  public java.util.Optional<String> notReady() {
+    return cache.notReady();
+  }
+
+  /**
+   * Starts the caches and, once every one has listed (failures are retried, never given up), the
+   * workers. Returns at once; the result completes when the workers run.
+   */
+  public CompletableFuture<Void> startAsync() {
+    return cache
+        .start(queue::add)
+        .thenRunAsync(
+            () -> {
+              queue.start(options.workers(), workers);
+              LOG.info(
+                  "controller started in namespace {} with {} worker(s)",
+                  options.namespace(),
+                  options.workers());
+            },
+            scheduler);
+  }
+
+  /** {@link #startAsync} and waits up to {@code timeout} for the workers to run. */
   public void start(Duration timeout) throws Exception {
-    cache.start(queue::add, timeout);
-    queue.start(options.workers(), workers);
-    LOG.info(
-        "controller started in namespace {} with {} worker(s)",
-        options.namespace(),
-        options.workers());
+    startAsync().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /** Every Pod the controller manages now, from its cache (empty before {@link #start}). */

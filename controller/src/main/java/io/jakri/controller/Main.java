@@ -1,5 +1,7 @@
 package io.jakri.controller;
 
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.jakri.controller.metrics.ControllerMetrics;
@@ -19,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -105,9 +108,23 @@ public final class Main implements Callable<Integer> {
         new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
   }
 
-  /** How long the first list of every cache may take before the controller gives up. */
-  static final Duration SYNC_TIMEOUT =
-      Duration.ofSeconds(Long.getLong("jakri.controller.syncTimeoutSeconds", 120));
+  /**
+   * How often the API client itself retries a failed request (connection refused, 5xx) before the
+   * controller's own backoff: an informer's failed list is logged and retried on the informer's
+   * schedule, a failed write by the work queue. fabric8's default of ten retries per request held
+   * each attempt for about 20 s before anything was logged.
+   */
+  static final int API_RETRIES = 2;
+
+  /** The API client's first retry interval in milliseconds (it doubles). */
+  static final int API_RETRY_INTERVAL_MS = 100;
+
+  /**
+   * While the caches have not listed, how often a WARN line says the controller is still not ready
+   * and why (failed lists and watches log their own line per attempt).
+   */
+  static final Duration NOT_READY_NOTICE =
+      Duration.ofSeconds(Long.getLong("jakri.controller.notReadyNoticeSeconds", 30));
 
   @Override
   public Integer call() throws Exception {
@@ -142,25 +159,22 @@ public final class Main implements Callable<Integer> {
             defaults.retryMax());
     ApiCalls calls = new ApiCalls();
     CountDownLatch stop = new CountDownLatch(1);
-    java.util.concurrent.atomic.AtomicBoolean started =
-        new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicInteger exitCode = new AtomicInteger();
     // SIGTERM (kubelet stopping the Pod) and SIGINT end the run normally: exit status 0, not 143.
     for (String signal : new String[] {"TERM", "INT"}) {
-      sun.misc.Signal.handle(
-          new sun.misc.Signal(signal),
-          s -> {
-            stop.countDown();
-            if (!started.get()) {
-              // Still waiting for the caches: nothing to wind down.
-              System.exit(0);
-            }
-          });
+      sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> stop.countDown());
     }
     // Each served namespace runs its own worker loops.
     ExecutorService pool = Executors.newCachedThreadPool();
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    MetricsServer metrics = null;
     try (KubernetesClient client =
             new KubernetesClientBuilder()
+                .withConfig(
+                    new ConfigBuilder(Config.autoConfigure(null))
+                        .withRequestRetryBackoffLimit(API_RETRIES)
+                        .withRequestRetryBackoffInterval(API_RETRY_INTERVAL_MS)
+                        .build())
                 .withHttpClientBuilderConsumer(
                     b -> b.addOrReplaceInterceptor("jakri-api-calls", calls.interceptor()))
                 .build();
@@ -177,40 +191,58 @@ public final class Main implements Callable<Integer> {
           "API server {} ({}); listing Configurations, Instances, Nodes and brokers",
           client.getMasterUrl(),
           where);
-      try {
-        controller.start(SYNC_TIMEOUT);
-      } catch (java.util.concurrent.TimeoutException e) {
-        log.error(
-            "the caches did not sync within {}s: {}; exiting (the Deployment restarts the"
-                + " controller)",
-            SYNC_TIMEOUT.toSeconds(),
-            controller
-                .lastFailure()
-                .orElse("the API server " + client.getMasterUrl() + " did not answer"));
-        return 1;
-      }
-      started.set(true);
-      MetricsServer metrics = null;
       if (metricsPort > 0) {
+        // Up before the caches sync, so /readyz can say why the controller is not ready yet.
         metrics =
             new MetricsServer(
                 new InetSocketAddress(metricsPort),
                 new ControllerMetrics(controller::managedPods),
-                controller::synced,
+                controller::notReady,
                 Executors.newSingleThreadExecutor());
         metrics.start();
         log.info("metrics on port {}", metrics.port());
       }
+      long since = System.nanoTime();
+      var notice =
+          scheduler.scheduleWithFixedDelay(
+              () ->
+                  controller
+                      .notReady()
+                      .ifPresent(
+                          why ->
+                              log.warn(
+                                  "not ready after {}s, still trying: {}",
+                                  Duration.ofNanos(System.nanoTime() - since).toSeconds(),
+                                  why)),
+              NOT_READY_NOTICE.toMillis(),
+              NOT_READY_NOTICE.toMillis(),
+              TimeUnit.MILLISECONDS);
+      controller
+          .startAsync()
+          .whenComplete(
+              (v, e) -> {
+                notice.cancel(false);
+                // Stopping before the caches synced ends the informers' start too: not an error.
+                if (e != null && stop.getCount() > 0) {
+                  log.error(
+                      "the controller could not start: {}; exiting",
+                      io.jakri.logging.ApiFailure.describe(
+                          String.valueOf(client.getMasterUrl()), e));
+                  exitCode.set(1);
+                  stop.countDown();
+                }
+              });
       stop.await();
+      notice.cancel(false);
+      log.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());
+    } finally {
       if (metrics != null) {
         metrics.close();
       }
-      log.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());
-    } finally {
       pool.shutdownNow();
       scheduler.shutdownNow();
       pool.awaitTermination(5, TimeUnit.SECONDS);
     }
-    return 0;
+    return exitCode.get();
   }
 }

@@ -1,6 +1,5 @@
 package io.jakri.controller;
 
-import static io.jakri.controller.MockCluster.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,22 +7,26 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.jakri.controller.broker.BrokerLabels;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-/** One broker Job per Instance, re-created for a new Configuration generation. */
+/** One broker Job per Instance, re-created for a new Configuration generation (real API server). */
+@ExtendWith(RealKube.class)
 class BrokerJobsIT {
 
   static final Duration WAIT = Duration.ofSeconds(20);
 
-  MockCluster cluster;
+  RealCluster cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new MockCluster();
+  void setUp(RealApiServer api) {
+    cluster = new RealCluster(api, "jobs");
     cluster.node("n1");
     cluster.node("n2");
   }
@@ -53,6 +56,8 @@ class BrokerJobsIT {
                     - name: scan
                       image: %s
                       resources:
+                        limits:
+                          "{{PLACEHOLDER}}": "1"
                         requests:
                           "{{PLACEHOLDER}}": "1"
         """
@@ -60,7 +65,7 @@ class BrokerJobsIT {
   }
 
   List<Job> jobs() {
-    return cluster.client.batch().v1().jobs().inNamespace(NS).list().getItems();
+    return cluster.client.batch().v1().jobs().inNamespace(cluster.ns).list().getItems();
   }
 
   @Test
@@ -97,6 +102,8 @@ class BrokerJobsIT {
                 .getResources()
                 .getRequests())
         .containsOnlyKeys("akri.sh/scan-aaaaaa");
+    // An extended resource needs a limit: the real API server refuses a request without one
+    // ("Limit must be set for non overcommitable resources"); the mock took it.
     // Jobs run where the scheduler puts them: no pinning.
     assertThat(job.getSpec().getTemplate().getSpec().getAffinity()).isNull();
   }
@@ -136,7 +143,12 @@ class BrokerJobsIT {
     cluster.start();
     await().atMost(WAIT).until(() -> jobs().size() == 1);
 
-    cluster.client.resources(Instance.class).inNamespace(NS).withName("scan-aaaaaa").delete();
+    cluster
+        .client
+        .resources(Instance.class)
+        .inNamespace(cluster.ns)
+        .withName("scan-aaaaaa")
+        .delete();
 
     await().atMost(WAIT).until(() -> jobs().isEmpty());
   }

@@ -1,6 +1,5 @@
 package io.jakri.controller;
 
-import static io.jakri.controller.MockCluster.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,6 +9,8 @@ import io.jakri.controller.broker.BrokerLabels;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -17,17 +18,24 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Broker Pods per Instance and node, and how they are kept in line with the cluster. */
+/**
+ * Broker Pods per Instance and node, and how they are kept in line with the cluster, on the real
+ * API server: no scheduler or kubelet runs, so Pods stay Pending unless the test sets their phase
+ * through the status subresource, and no garbage collector runs, so whatever goes away goes because
+ * the controller deleted it.
+ */
+@ExtendWith(RealKube.class)
 class BrokerPodsIT {
 
   static final Duration WAIT = Duration.ofSeconds(20);
 
-  MockCluster cluster;
+  RealCluster cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new MockCluster();
+  void setUp(RealApiServer api) {
+    cluster = new RealCluster(api, "pods");
     cluster.node("n1");
     cluster.node("n2");
   }
@@ -38,7 +46,7 @@ class BrokerPodsIT {
   }
 
   List<Pod> pods() {
-    return cluster.client.pods().inNamespace(NS).list().getItems();
+    return cluster.client.pods().inNamespace(cluster.ns).list().getItems();
   }
 
   /** The broker Pod of {@code instance} on {@code node}, found by Akri's labels. */
@@ -116,7 +124,7 @@ class BrokerPodsIT {
     cluster
         .client
         .pods()
-        .inNamespace(NS)
+        .inNamespace(cluster.ns)
         .withName(BrokerNames.podName("cam-aaaaaa", "n1", false))
         .delete();
 
@@ -138,8 +146,8 @@ class BrokerPodsIT {
     Pod p = pod("cam-aaaaaa", "n1").orElseThrow();
     String uid = p.getMetadata().getUid();
 
-    p.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Failed").build());
-    cluster.client.pods().inNamespace(NS).resource(p).updateStatus();
+    // No kubelet runs: the test plays it, through the status subresource.
+    cluster.podPhase(p.getMetadata().getName(), "Failed");
 
     await()
         .atMost(WAIT)
@@ -154,7 +162,7 @@ class BrokerPodsIT {
   void aPodPendingPastTheGracePeriodIsReplacedAndARunningOneIsKept() throws Exception {
     Configuration c = cluster.podConfiguration("cam", "nginx:1");
     cluster.instance(c, "cam-aaaaaa", false, "n1");
-    cluster.start(MockCluster.options().withPendingGrace(Duration.ofSeconds(2)));
+    cluster.start(cluster.options().withPendingGrace(Duration.ofSeconds(2)));
     await().atMost(WAIT).until(() -> pod("cam-aaaaaa", "n1").isPresent());
     String first = pod("cam-aaaaaa", "n1").orElseThrow().getMetadata().getUid();
 
@@ -167,9 +175,7 @@ class BrokerPodsIT {
                     .filter(x -> !x.getMetadata().getUid().equals(first))
                     .isPresent());
     Pod second = pod("cam-aaaaaa", "n1").orElseThrow();
-    second.setStatus(
-        new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").build());
-    cluster.client.pods().inNamespace(NS).resource(second).updateStatus();
+    cluster.podPhase(second.getMetadata().getName(), "Running");
 
     // Running past the grace period: kept.
     await()
@@ -212,17 +218,27 @@ class BrokerPodsIT {
 
     // n2 leaves the shared Instance (the agent on n2 no longer sees it).
     a.getSpec().setNodes(List.of("n1"));
-    cluster.client.resource(a).inNamespace(NS).update();
+    cluster.client.resource(a).inNamespace(cluster.ns).update();
     await().atMost(WAIT).until(() -> pod("cam-aaaaaa", "n2").isEmpty());
     assertThat(pod("cam-aaaaaa", "n1")).isPresent();
 
-    // The Instance goes: its Pod and Service go, explicitly (the mock has no garbage collector).
-    cluster.client.resources(Instance.class).inNamespace(NS).withName("cam-aaaaaa").delete();
+    // The Instance goes: its Pod and Service go, explicitly (nothing garbage-collects here).
+    cluster
+        .client
+        .resources(Instance.class)
+        .inNamespace(cluster.ns)
+        .withName("cam-aaaaaa")
+        .delete();
     await().atMost(WAIT).until(() -> pods().size() == 1 && services().size() == 2);
     assertThat(services()).containsExactlyInAnyOrder("cam-bbbbbb-svc", "cam-svc");
 
     // The last one goes: the Configuration Service goes too.
-    cluster.client.resources(Instance.class).inNamespace(NS).withName("cam-bbbbbb").delete();
+    cluster
+        .client
+        .resources(Instance.class)
+        .inNamespace(cluster.ns)
+        .withName("cam-bbbbbb")
+        .delete();
     await().atMost(WAIT).until(() -> pods().isEmpty() && services().isEmpty());
   }
 
@@ -233,8 +249,8 @@ class BrokerPodsIT {
     cluster.start();
     await().atMost(WAIT).until(() -> pods().size() == 2 && services().size() == 2);
 
-    // The Instance stays (no garbage collector in the mock; agents may be slow to react).
-    cluster.client.resources(Configuration.class).inNamespace(NS).withName("cam").delete();
+    // The Instance stays (no garbage collector runs; agents may be slow to react).
+    cluster.client.resources(Configuration.class).inNamespace(cluster.ns).withName("cam").delete();
 
     await().atMost(WAIT).until(() -> pods().isEmpty() && services().isEmpty());
   }
@@ -272,7 +288,7 @@ class BrokerPodsIT {
                       "{{PLACEHOLDER}}": "1"
         """);
     Configuration c =
-        cluster.client.resources(Configuration.class).inNamespace(NS).withName("cam").get();
+        cluster.client.resources(Configuration.class).inNamespace(cluster.ns).withName("cam").get();
     cluster.instance(c, "cam-aaaaaa", false, "n1");
     cluster.start();
 
@@ -289,7 +305,7 @@ class BrokerPodsIT {
   }
 
   List<String> services() {
-    return cluster.client.services().inNamespace(NS).list().getItems().stream()
+    return cluster.client.services().inNamespace(cluster.ns).list().getItems().stream()
         .map(s -> s.getMetadata().getName())
         .toList();
   }
@@ -300,8 +316,10 @@ class BrokerPodsIT {
     cluster.instance(c, "cam-aaaaaa", false, "n1");
     cluster.start();
     await().atMost(WAIT).until(() -> services().size() == 2);
-    var instanceSvc = cluster.client.services().inNamespace(NS).withName("cam-aaaaaa-svc").get();
-    var configurationSvc = cluster.client.services().inNamespace(NS).withName("cam-svc").get();
+    var instanceSvc =
+        cluster.client.services().inNamespace(cluster.ns).withName("cam-aaaaaa-svc").get();
+    var configurationSvc =
+        cluster.client.services().inNamespace(cluster.ns).withName("cam-svc").get();
     assertThat(instanceSvc.getMetadata().getLabels())
         .containsEntry("app", "cam-aaaaaa-svc")
         .containsEntry("controller", "akri.sh");

@@ -1,6 +1,5 @@
 package io.jakri.controller;
 
-import static io.jakri.controller.MockCluster.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,35 +9,36 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.controller.reconcile.ConfigurationReconciler;
+import io.jakri.controller.reconcile.InstanceReconciler;
 import io.jakri.crd.Configuration;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * A brokerSpec the API server refuses: a condition and one Event on the Configuration naming the
- * field, retries with backoff, and other Configurations unaffected.
+ * A brokerSpec the API server refuses (really: the real API server validates the Pod, a container
+ * without an image is refused with 422 and a field cause): a condition and one Event on the
+ * Configuration naming the field, retries with backoff, and other Configurations unaffected. Also
+ * the status fields the controller derives next to the agents' entries.
  */
+@ExtendWith(RealKube.class)
 class BrokerSpecRejectedIT {
 
   static final Duration WAIT = Duration.ofSeconds(20);
   static final String FIELD = "spec.containers[0].image";
 
-  MockCluster cluster;
+  RealCluster cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new MockCluster();
+  void setUp(RealApiServer api) {
+    cluster = new RealCluster(api, "rejected");
     cluster.node("n1");
-    // Like a real API server: a Pod without an image is invalid.
-    cluster.rejectPosts(
-        r ->
-            r.getPath().startsWith("/api/v1/namespaces/" + NS + "/pods")
-                && !MockCluster.body(r).contains("\"image\""),
-        FIELD);
   }
 
   @AfterEach
@@ -64,8 +64,17 @@ class BrokerSpecRejectedIT {
   }
 
   Optional<Condition> brokersReady(String configuration) {
+    return brokersReady(cluster.ns, configuration);
+  }
+
+  Optional<Condition> brokersReady(String namespace, String configuration) {
     Configuration c =
-        cluster.client.resources(Configuration.class).inNamespace(NS).withName(configuration).get();
+        cluster
+            .client
+            .resources(Configuration.class)
+            .inNamespace(namespace)
+            .withName(configuration)
+            .get();
     if (c.getStatus() == null) {
       return Optional.empty();
     }
@@ -75,9 +84,128 @@ class BrokerSpecRejectedIT {
   }
 
   List<Event> events(String about) {
-    return cluster.client.v1().events().inNamespace(NS).list().getItems().stream()
+    return events(cluster.ns, about);
+  }
+
+  List<Event> events(String namespace, String about) {
+    return cluster.client.v1().events().inNamespace(namespace).list().getItems().stream()
         .filter(e -> about.equals(e.getInvolvedObject().getName()))
         .toList();
+  }
+
+  /**
+   * Real-server difference: a Pod needs its namespace's {@code default} ServiceAccount (the
+   * ServiceAccount admission plugin refuses it with 403 otherwise; a cluster's controller-manager
+   * creates that account, none runs here). The controller reports it as it does an invalid spec,
+   * keeps serving the other namespace, and creates the broker once the account exists.
+   */
+  @Test
+  void aNamespaceWithoutItsDefaultServiceAccountIsReportedAndTheOthersGoOn() throws Exception {
+    String bare = cluster.namespaceWithoutServiceAccount("no-sa");
+    Configuration stuck = cluster.podConfiguration(bare, "cam", "nginx:1");
+    cluster.instance(stuck, "cam-aaaaaa", false, "n1");
+    Configuration fine = cluster.podConfiguration("cam", "nginx:1");
+    cluster.instance(fine, "cam-aaaaaa", false, "n1");
+    cluster.startAcrossNamespaces(List.of(bare, cluster.ns));
+
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              assertThat(brokersReady(bare, "cam"))
+                  .hasValueSatisfying(
+                      c -> {
+                        assertThat(c.getStatus()).isEqualTo("False");
+                        assertThat(c.getReason()).isEqualTo(InstanceReconciler.FORBIDDEN);
+                        assertThat(c.getMessage())
+                            .contains("serviceaccount \"default\" not found")
+                            .doesNotContain("cam-aaaaaa-pod");
+                      });
+              assertThat(events(bare, "cam"))
+                  .singleElement()
+                  .satisfies(
+                      e -> assertThat(e.getReason()).isEqualTo(InstanceReconciler.FORBIDDEN));
+              assertThat(brokersReady("cam"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+            });
+    assertThat(cluster.refusals.all())
+        .as("the controller's failed requests")
+        .isNotEmpty()
+        .allSatisfy(
+            f -> {
+              assertThat(f.code()).isEqualTo(403);
+              assertThat(f.path()).isEqualTo("/api/v1/namespaces/" + bare + "/pods");
+            });
+
+    cluster.api.serviceAccount(bare, "default");
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              assertThat(
+                      cluster
+                          .client
+                          .pods()
+                          .inNamespace(bare)
+                          .withName(BrokerNames.podName("cam-aaaaaa", "n1", false))
+                          .get())
+                  .isNotNull();
+              assertThat(brokersReady(bare, "cam"))
+                  .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True"));
+            });
+  }
+
+  /**
+   * Real-server difference: a field the Pod API does not know (a typo in {@code brokerPodSpec},
+   * which the CRD keeps as it is) is dropped by the API server, which answers with a warning; the
+   * Pod is created without it. The mock kept every field.
+   */
+  @Test
+  void anUnknownFieldInABrokerPodSpecIsDroppedByTheApiServer() throws Exception {
+    Configuration typo =
+        cluster.configuration(
+            """
+            apiVersion: akri.sh/v0
+            kind: Configuration
+            metadata:
+              name: typo
+            spec:
+              discoveryHandler:
+                name: simulated
+              brokerSpec:
+                brokerPodSpec:
+                  containers:
+                    - name: broker
+                      image: nginx:1
+                      imagePullPolcy: Never
+            """);
+    assertThat(
+            cluster
+                .client
+                .getKubernetesSerialization()
+                .asJson(typo.getSpec().getBrokerSpec().getBrokerPodSpec()))
+        .as("kept in the Configuration")
+        .contains("imagePullPolcy");
+    cluster.instance(typo, "typo-aaaaaa", false, "n1");
+    cluster.start();
+
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () ->
+                assertThat(brokersReady("typo"))
+                    .hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("True")));
+    var pod =
+        cluster
+            .client
+            .pods()
+            .inNamespace(cluster.ns)
+            .withName(BrokerNames.podName("typo-aaaaaa", "n1", false))
+            .get();
+    assertThat(cluster.client.getKubernetesSerialization().asJson(pod))
+        .doesNotContain("imagePullPolcy");
+    assertThat(pod.getSpec().getContainers().get(0).getImagePullPolicy()).isEqualTo("IfNotPresent");
+    assertThat(cluster.refusals.all()).isEmpty();
   }
 
   @Test
@@ -87,7 +215,7 @@ class BrokerSpecRejectedIT {
     cluster
         .client
         .resources(Configuration.class)
-        .inNamespace(NS)
+        .inNamespace(cluster.ns)
         .withName("bad")
         .subresource("status")
         .patch(
@@ -99,7 +227,7 @@ class BrokerSpecRejectedIT {
     Configuration good = cluster.podConfiguration("good", "nginx:1");
     cluster.instance(bad, "bad-aaaaaa", false, "n1");
     cluster.instance(good, "good-aaaaaa", false, "n1");
-    MockCluster.Running controller = cluster.start();
+    RealCluster.Running controller = cluster.start();
 
     await()
         .atMost(WAIT)
@@ -111,7 +239,7 @@ class BrokerSpecRejectedIT {
                     .filter(c -> c.getMessage().contains(FIELD))
                     .isPresent());
     Configuration after =
-        cluster.client.resources(Configuration.class).inNamespace(NS).withName("bad").get();
+        cluster.client.resources(Configuration.class).inNamespace(cluster.ns).withName("bad").get();
     assertThat(after.getStatus().getConditions())
         .extracting(Condition::getType)
         .containsExactly(
@@ -140,11 +268,11 @@ class BrokerSpecRejectedIT {
                 cluster
                             .client
                             .pods()
-                            .inNamespace(NS)
+                            .inNamespace(cluster.ns)
                             .withName(BrokerNames.podName("good-aaaaaa", "n1", false))
                             .get()
                         != null
-                    && cluster.client.services().inNamespace(NS).withName("good-svc").get()
+                    && cluster.client.services().inNamespace(cluster.ns).withName("good-svc").get()
                         != null);
     await()
         .atMost(WAIT)
@@ -164,7 +292,7 @@ class BrokerSpecRejectedIT {
                 cluster
                         .client
                         .pods()
-                        .inNamespace(NS)
+                        .inNamespace(cluster.ns)
                         .withName(BrokerNames.podName("bad-aaaaaa", "n1", false))
                         .get()
                     != null);
@@ -175,7 +303,7 @@ class BrokerSpecRejectedIT {
             cluster
                 .client
                 .resources(Configuration.class)
-                .inNamespace(NS)
+                .inNamespace(cluster.ns)
                 .withName("bad")
                 .get()
                 .getStatus()
@@ -190,7 +318,12 @@ class BrokerSpecRejectedIT {
   }
 
   private Configuration stored(String name) {
-    return cluster.client.resources(Configuration.class).inNamespace(NS).withName(name).get();
+    return cluster
+        .client
+        .resources(Configuration.class)
+        .inNamespace(cluster.ns)
+        .withName(name)
+        .get();
   }
 
   private void nodeEntry(String configuration, String node, String state, String message) {
@@ -198,7 +331,7 @@ class BrokerSpecRejectedIT {
     cluster
         .client
         .resources(Configuration.class)
-        .inNamespace(NS)
+        .inNamespace(cluster.ns)
         .withName(configuration)
         .subresource("status")
         .patch(
@@ -230,7 +363,7 @@ class BrokerSpecRejectedIT {
     cluster.instance(c, "cam-bbbbbb", false, "n2");
     nodeEntry("cam", "n1", "Discovering", "");
     nodeEntry("cam", "n2", "Invalid", "bad details");
-    MockCluster.Running controller = cluster.start();
+    RealCluster.Running controller = cluster.start();
 
     await()
         .atMost(WAIT)
@@ -266,7 +399,7 @@ class BrokerSpecRejectedIT {
     cluster
         .client
         .resources(io.jakri.crd.Instance.class)
-        .inNamespace(NS)
+        .inNamespace(cluster.ns)
         .withName("cam-bbbbbb")
         .delete();
     await()

@@ -7,12 +7,15 @@ import io.jakri.controller.metrics.ControllerMetrics;
 import io.jakri.controller.metrics.MetricsServer;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -22,20 +25,25 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Akri's {@code akri_broker_pod_count}, scraped over HTTP from the controller's metrics port. */
+/**
+ * Akri's {@code akri_broker_pod_count}, scraped over HTTP from the controller's metrics port (the
+ * packaged jar on the controller's ServiceAccount token, and a {@link MetricsServer} in this JVM).
+ */
+@ExtendWith(RealKube.class)
 class ControllerMetricsIT {
 
   static final Duration WAIT = Duration.ofSeconds(20);
 
-  MockCluster cluster;
+  RealCluster cluster;
   ExecutorService http;
   final HttpClient client = HttpClient.newHttpClient();
 
   @BeforeEach
-  void setUp() {
-    cluster = new MockCluster();
+  void setUp(RealApiServer api) {
+    cluster = new RealCluster(api, "metrics");
     cluster.node("n1");
     cluster.node("n2");
     http = Executors.newSingleThreadExecutor();
@@ -64,20 +72,15 @@ class ControllerMetricsIT {
     Configuration cam = cluster.podConfiguration("cam", "nginx:1");
     cluster.instance(cam, "cam-bbbbbb", false, "n1");
     Process controller =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Dkubernetes.master=" + cluster.client.getMasterUrl(),
-                "-Dkubernetes.auth.tryKubeConfig=false",
-                "-Dkubernetes.auth.tryServiceAccount=false",
-                "-jar",
-                JsonLogIT.JAR.toString(),
-                "--namespace",
-                MockCluster.NS,
-                "--metrics-port",
-                String.valueOf(port))
-            .redirectErrorStream(true)
-            .redirectOutput(tmp.resolve("out").toFile())
-            .start();
+        ControllerJar.start(
+            cluster.kubeconfig(tmp.resolve("kubeconfig")),
+            tmp.resolve("out"),
+            tmp.resolve("out"),
+            List.of(),
+            "--namespace",
+            cluster.ns,
+            "--metrics-port",
+            String.valueOf(port));
     try {
       URI metrics = URI.create("http://127.0.0.1:" + port + "/metrics");
       await()
@@ -95,6 +98,9 @@ class ControllerMetricsIT {
       controller.destroy();
       assertThat(controller.waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(controller.exitValue()).isZero();
+      assertThat(Files.readString(tmp.resolve("out")))
+          .as("the jar's log: no call refused")
+          .doesNotContainIgnoringCase("forbidden");
     } finally {
       controller.destroyForcibly();
     }
@@ -110,7 +116,7 @@ class ControllerMetricsIT {
         new MetricsServer(
             new InetSocketAddress("127.0.0.1", 0),
             new ControllerMetrics(controller::managedPods),
-            controller::synced,
+            controller::notReady,
             http)) {
       server.start();
       await()
@@ -125,7 +131,7 @@ class ControllerMetricsIT {
 
       // n2 leaves the shared Instance: its broker goes, and so does the series.
       shared.getSpec().setNodes(List.of("n1"));
-      cluster.client.resource(shared).inNamespace(MockCluster.NS).update();
+      cluster.client.resource(shared).inNamespace(cluster.ns).update();
       await()
           .atMost(WAIT)
           .untilAsserted(

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,37 +14,33 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The packaged controller jar against a mock API server: {@code --log-format json} really switches
- * logback, although {@code Main} is loaded (and logback may initialise) before the flag is parsed.
+ * The packaged controller jar against the real API server (on its ServiceAccount's token): {@code
+ * --log-format json} really switches logback, although {@code Main} is loaded (and logback may
+ * initialise) before the flag is parsed.
  */
+@ExtendWith(RealKube.class)
 class JsonLogIT {
 
-  static final Path JAR = Path.of("target", "jakri-controller.jar").toAbsolutePath();
-
   @TempDir Path tmp;
+  String namespace;
 
   @Test
-  void logFormatJsonPrintsOneJsonObjectPerLineOnStdout() throws Exception {
-    try (MockCluster cluster = new MockCluster()) {
-      ProcessBuilder builder =
-          new ProcessBuilder(
-                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                  "-Dkubernetes.master=" + cluster.client.getMasterUrl(),
-                  "-Dkubernetes.auth.tryKubeConfig=false",
-                  "-Dkubernetes.auth.tryServiceAccount=false",
-                  "-jar",
-                  JAR.toString(),
-                  "--namespace",
-                  MockCluster.NS,
-                  "--log-format",
-                  "json")
-              .redirectOutput(tmp.resolve("stdout").toFile())
-              .redirectError(tmp.resolve("stderr").toFile());
-      builder.environment().remove("JAKRI_LOG_FORMAT");
-      Process controller = builder.start();
+  void logFormatJsonPrintsOneJsonObjectPerLineOnStdout(RealApiServer api) throws Exception {
+    try (RealCluster cluster = new RealCluster(api, "json")) {
+      Process controller =
+          ControllerJar.start(
+              cluster.kubeconfig(tmp.resolve("kubeconfig")),
+              tmp.resolve("stdout"),
+              tmp.resolve("stderr"),
+              List.of(),
+              "--namespace",
+              cluster.ns,
+              "--log-format",
+              "json");
       try {
         await()
             .atMost(Duration.ofSeconds(60))
@@ -52,6 +50,7 @@ class JsonLogIT {
       } finally {
         controller.destroyForcibly();
       }
+      namespace = cluster.ns;
     }
 
     List<String> lines =
@@ -70,7 +69,8 @@ class JsonLogIT {
         .anySatisfy(
             e ->
                 assertThat(e.path("message").asText())
-                    .isEqualTo("controller started in namespace test with 4 worker(s)"))
+                    .isEqualTo(
+                        "controller started in namespace " + namespace + " with 4 worker(s)"))
         .anySatisfy(
             e -> {
               assertThat(e.path("logger").asText()).isEqualTo(Main.class.getName());

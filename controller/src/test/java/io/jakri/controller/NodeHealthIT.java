@@ -1,12 +1,13 @@
 package io.jakri.controller;
 
-import static io.jakri.controller.MockCluster.NS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
+import io.jakri.testing.kube.RealApiServer;
+import io.jakri.testing.kube.RealKube;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -14,17 +15,19 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Nodes that are deleted or stay NotReady are taken out of Instances, with their slots. */
+@ExtendWith(RealKube.class)
 class NodeHealthIT {
 
   static final Duration WAIT = Duration.ofSeconds(20);
 
-  MockCluster cluster;
+  RealCluster cluster;
 
   @BeforeEach
-  void setUp() {
-    cluster = new MockCluster();
+  void setUp(RealApiServer api) {
+    cluster = new RealCluster(api, "nodes");
   }
 
   @AfterEach
@@ -34,12 +37,12 @@ class NodeHealthIT {
 
   Optional<Instance> instance(String name) {
     return Optional.ofNullable(
-        cluster.client.resources(Instance.class).inNamespace(NS).withName(name).get());
+        cluster.client.resources(Instance.class).inNamespace(cluster.ns).withName(name).get());
   }
 
   Instance holdSlots(Instance i, Map<String, String> usage) {
     i.getSpec().setDeviceUsage(new java.util.LinkedHashMap<>(usage));
-    return cluster.client.resource(i).inNamespace(NS).update();
+    return cluster.client.resource(i).inNamespace(cluster.ns).update();
   }
 
   @Test
@@ -53,7 +56,7 @@ class NodeHealthIT {
     cluster.start();
     await()
         .atMost(WAIT)
-        .until(() -> cluster.client.pods().inNamespace(NS).list().getItems().size() == 3);
+        .until(() -> cluster.client.pods().inNamespace(cluster.ns).list().getItems().size() == 3);
 
     cluster.client.nodes().withName("n2").delete();
 
@@ -73,11 +76,16 @@ class NodeHealthIT {
         .atMost(WAIT)
         .until(
             () ->
-                cluster.client.pods().inNamespace(NS).list().getItems().stream()
+                cluster.client.pods().inNamespace(cluster.ns).list().getItems().stream()
                         .map(p -> p.getMetadata().getName())
                         .toList()
                         .equals(java.util.List.of(BrokerNames.podName("cam-aaaaaa", "n1", true)))
-                    && cluster.client.services().inNamespace(NS).withName("cam-bbbbbb-svc").get()
+                    && cluster
+                            .client
+                            .services()
+                            .inNamespace(cluster.ns)
+                            .withName("cam-bbbbbb-svc")
+                            .get()
                         == null);
   }
 
@@ -89,7 +97,7 @@ class NodeHealthIT {
     Configuration c = cluster.podConfiguration("cam", "nginx:1");
     Instance i = cluster.instance(c, "cam-aaaaaa", true, "n1", "stale", "flaky");
     holdSlots(i, Map.of("cam-aaaaaa-0", "stale", "cam-aaaaaa-1", "flaky"));
-    cluster.start(MockCluster.options().withNodeGrace(Duration.ofMinutes(5)));
+    cluster.start(cluster.options().withNodeGrace(Duration.ofMinutes(5)));
 
     await()
         .atMost(WAIT)
@@ -108,14 +116,14 @@ class NodeHealthIT {
                 cluster
                             .client
                             .pods()
-                            .inNamespace(NS)
+                            .inNamespace(cluster.ns)
                             .withName(BrokerNames.podName("cam-aaaaaa", "flaky", true))
                             .get()
                         != null
                     && cluster
                             .client
                             .pods()
-                            .inNamespace(NS)
+                            .inNamespace(cluster.ns)
                             .withName(BrokerNames.podName("cam-aaaaaa", "stale", true))
                             .get()
                         == null);
@@ -127,10 +135,10 @@ class NodeHealthIT {
     cluster.node("n2");
     Configuration c = cluster.podConfiguration("cam", "nginx:1");
     cluster.instance(c, "cam-aaaaaa", true, "n1", "n2");
-    cluster.start(MockCluster.options().withNodeGrace(Duration.ofSeconds(2)));
+    cluster.start(cluster.options().withNodeGrace(Duration.ofSeconds(2)));
     await()
         .atMost(WAIT)
-        .until(() -> cluster.client.pods().inNamespace(NS).list().getItems().size() == 2);
+        .until(() -> cluster.client.pods().inNamespace(cluster.ns).list().getItems().size() == 2);
 
     cluster.node("n2", false, Instant.now());
 

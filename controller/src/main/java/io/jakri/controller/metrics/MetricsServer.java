@@ -6,13 +6,14 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 import java.util.concurrent.Executor;
-import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * Serves {@code /metrics} (Prometheus text), {@code /healthz} (the controller runs) and {@code
- * /readyz} (200 once every informer has listed, else 503) on one port, from a caller-supplied
- * executor.
+ * /readyz} (200 once every informer has listed, else 503 with the reason, e.g. the last list
+ * failure) on one port, from a caller-supplied executor.
  */
 public final class MetricsServer implements AutoCloseable {
 
@@ -21,7 +22,7 @@ public final class MetricsServer implements AutoCloseable {
   public MetricsServer(
       InetSocketAddress address,
       ControllerMetrics metrics,
-      BooleanSupplier ready,
+      Supplier<Optional<String>> notReady,
       Executor executor)
       throws IOException {
     server = HttpServer.create(address, 16);
@@ -33,8 +34,12 @@ public final class MetricsServer implements AutoCloseable {
     server.createContext(
         "/readyz",
         ex -> {
-          boolean ok = ready.getAsBoolean();
-          reply(ex, ok ? 200 : 503, "text/plain", ok ? "ok\n" : "not ready: caches not synced\n");
+          Optional<String> why = notReady.get();
+          reply(
+              ex,
+              why.isEmpty() ? 200 : 503,
+              "text/plain; charset=utf-8",
+              why.map(w -> "not ready: " + w + "\n").orElse("ok\n"));
         });
   }
 

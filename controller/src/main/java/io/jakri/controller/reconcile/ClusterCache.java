@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,7 +45,6 @@ public final class ClusterCache implements AutoCloseable {
   private final String namespace;
   private final Duration resync;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
-  private final Map<String, String> loggedFailures = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile String lastFailure;
   private SharedIndexInformer<Configuration> configurations;
   private SharedIndexInformer<Instance> instances;
@@ -66,12 +64,11 @@ public final class ClusterCache implements AutoCloseable {
   }
 
   /**
-   * Starts all informers and waits until each has listed once; from then on every change is
-   * reported to {@code sink}.
-   *
-   * @throws Exception when the informers do not sync within {@code timeout}
+   * Starts all informers; the result completes once each has listed once. From then on every change
+   * is reported to {@code sink}. A failed list or watch is retried by the informer with backoff,
+   * logged as one WARN line per attempt, and kept as {@link #lastFailure} (for {@link #notReady}).
    */
-  public void start(Consumer<ReconcileKey> sink, Duration timeout) throws Exception {
+  public CompletableFuture<Void> start(Consumer<ReconcileKey> sink) {
     long resyncMillis = resync.toMillis();
     configurations =
         client.resources(Configuration.class).inNamespace(namespace).runnableInformer(resyncMillis);
@@ -157,29 +154,39 @@ public final class ClusterCache implements AutoCloseable {
     named.put("broker services", services);
     named.forEach(
         (what, informer) ->
-            informer.exceptionHandler(
-                (isStarted, t) -> {
-                  String why = io.jakri.logging.ApiFailure.describe(server, t);
-                  lastFailure = why;
-                  // One line per kind of failure, not one per retry.
-                  if (!why.equals(loggedFailures.put(what, why))) {
-                    LOG.warn("{} list/watch failed, retrying: {}", what, why);
-                  } else {
-                    LOG.debug("{} list/watch failed again, retrying: {}", what, why);
-                  }
-                  return true;
-                }));
+            retryWithWarning(informer, what + " in " + namespace, server, f -> lastFailure = f));
     CompletableFuture<?>[] started =
         informers.stream()
             .map(i -> i.start().toCompletableFuture())
             .toArray(CompletableFuture[]::new);
-    CompletableFuture.allOf(started).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    LOG.info(
-        "caches synced: {} configuration(s), {} instance(s), {} node(s), {} broker pod(s)",
-        configurations.getStore().list().size(),
-        instances.getStore().list().size(),
-        nodes.getStore().list().size(),
-        pods.getStore().list().size());
+    return CompletableFuture.allOf(started)
+        .thenRun(
+            () -> {
+              lastFailure = null;
+              LOG.info(
+                  "caches synced: {} configuration(s), {} instance(s), {} node(s), {} broker"
+                      + " pod(s)",
+                  configurations.getStore().list().size(),
+                  instances.getStore().list().size(),
+                  nodes.getStore().list().size(),
+                  pods.getStore().list().size());
+            });
+  }
+
+  /**
+   * Makes {@code informer} retry every failed list or watch (with its own backoff), logging one
+   * WARN line per attempt without a stack trace, and hands each failure's one-line description to
+   * {@code failed}.
+   */
+  public static void retryWithWarning(
+      SharedIndexInformer<?> informer, String what, String server, Consumer<String> failed) {
+    informer.exceptionHandler(
+        (isStarted, t) -> {
+          String why = io.jakri.logging.ApiFailure.describe(server, t);
+          failed.accept(why);
+          LOG.warn("{} list/watch failed, retrying: {}", what, why);
+          return true;
+        });
   }
 
   /** The last list/watch failure, for a message when the caches never sync. */
@@ -190,6 +197,25 @@ public final class ClusterCache implements AutoCloseable {
   /** Whether every informer has listed at least once. */
   public boolean synced() {
     return !informers.isEmpty() && informers.stream().allMatch(SharedIndexInformer::hasSynced);
+  }
+
+  /**
+   * Why the cache is not ready, if it is not: the last list/watch failure, or which first lists are
+   * still missing.
+   */
+  public Optional<String> notReady() {
+    if (synced()) {
+      return Optional.empty();
+    }
+    String failure = lastFailure;
+    if (failure != null) {
+      return Optional.of(failure);
+    }
+    return Optional.of(
+        "namespace "
+            + namespace
+            + ": "
+            + (informers.isEmpty() ? "not started" : "first list of its caches not received yet"));
   }
 
   public Optional<Configuration> configuration(String name) {

@@ -37,12 +37,12 @@ import org.slf4j.LoggerFactory;
  * status.observedGeneration}; each agent owns only its {@code status.nodes.<node>} entry. The
  * conditions {@code Discovering}, {@code Invalid}, {@code HandlerMissing} and {@code Failed} are
  * derived from all nodes' entries ({@link ConfigurationConditions}); {@value #CONDITION} is {@code
- * False}/{@value InstanceReconciler#REJECTED} while the API server refuses a broker object of this
- * Configuration (the message names the field), {@code True}/{@code BrokersCreated} once every
- * desired broker exists, unchanged in between, absent when there is no brokerSpec. The status is
- * written only when it differs from the cached one, with one JSON patch of exactly those three
- * fields, so the nodes' entries stay as they are. Idempotent; called by one worker at a time per
- * key.
+ * False}/{@value InstanceReconciler#REJECTED} (or {@value InstanceReconciler#FORBIDDEN}) while the
+ * API server refuses a broker object of this Configuration (the message names the field), {@code
+ * True}/{@code BrokersCreated} once every desired broker exists, unchanged in between, absent when
+ * there is no brokerSpec. The status is written only when it differs from the cached one, with one
+ * JSON patch of exactly those three fields, so the nodes' entries stay as they are. Idempotent;
+ * called by one worker at a time per key.
  */
 public final class ConfigurationReconciler {
 
@@ -111,7 +111,7 @@ public final class ConfigurationReconciler {
         writes.updateService(observed.get(), desired.get());
       }
     } catch (Writes.Rejected e) {
-      rejections.record(name, "", e.summary());
+      rejections.record(name, "", e.reason(), e.summary());
     }
     return writeStatus(configuration, instances.size(), wantedCondition(configuration, instances));
   }
@@ -122,10 +122,10 @@ public final class ConfigurationReconciler {
       return Optional.empty();
     }
     long generation = Optional.ofNullable(c.getMetadata().getGeneration()).orElse(0L);
-    Optional<String> rejected = rejections.first(c.getMetadata().getName());
+    Optional<Rejections.Rejection> rejected = rejections.first(c.getMetadata().getName());
     if (rejected.isPresent()) {
       return Optional.of(
-          condition("False", InstanceReconciler.REJECTED, rejected.get(), generation));
+          condition("False", rejected.get().reason(), rejected.get().message(), generation));
     }
     if (allBrokersExist(c, instances)) {
       return Optional.of(

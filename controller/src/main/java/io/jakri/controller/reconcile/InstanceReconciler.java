@@ -53,6 +53,12 @@ public final class InstanceReconciler {
   /** The reason of the Event and condition for a refused brokerSpec. */
   public static final String REJECTED = "BrokerSpecRejected";
 
+  /**
+   * The reason of the Event and condition for a broker create the API server forbade (403): by
+   * admission (a namespace without the ServiceAccount the Pod runs as) or by RBAC.
+   */
+  public static final String FORBIDDEN = "BrokerCreateForbidden";
+
   private final KubernetesClient client;
   private final String namespace;
   private final ClusterCache cache;
@@ -150,8 +156,8 @@ public final class InstanceReconciler {
       syncService(BrokerNames.instanceServiceName(name), desiredService);
     } catch (Writes.Rejected e) {
       failure = e;
-      rejections.record(configurationName, name, e.summary());
-      configuration.ifPresent(c -> events.warn(c, REJECTED, e.summary()));
+      rejections.record(configurationName, name, e.reason(), e.summary());
+      configuration.ifPresent(c -> events.warn(c, e.reason(), e.summary()));
       requeue.accept(new ConfigurationKey(configurationName));
       LOG.warn("Instance({}/{}): {}", namespace, name, e.getMessage());
     }

@@ -20,27 +20,54 @@ import org.slf4j.LoggerFactory;
  * The controller's writes of broker objects: create (an existing object of the same name counts as
  * success: names are deterministic, so it is ours), update a Service in place, delete (a missing
  * object counts as success). Every write is one request. A create the API server refuses as invalid
- * becomes a {@link Rejected} naming the offending fields. Thread-safe.
+ * or forbidden becomes a {@link Rejected} naming the offending fields or the reason. Thread-safe.
  */
 final class Writes {
 
   private static final Logger LOG = LoggerFactory.getLogger(Writes.class);
 
-  /** The API server refused an object as invalid (400 or 422); {@code message} names fields. */
+  /**
+   * The API server refused an object: as invalid (400 or 422; the message names fields, reason
+   * {@link InstanceReconciler#REJECTED}) or as forbidden (403, e.g. by admission: a Pod in a
+   * namespace without the ServiceAccount it runs as; reason {@link InstanceReconciler#FORBIDDEN}).
+   */
   static final class Rejected extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    private final String reason;
     private final String summary;
 
-    Rejected(String kind, String name, String fields, Throwable cause) {
+    Rejected(String kind, String name, String reason, String fields, Throwable cause) {
       super(kind + " " + name + " rejected by the API server: " + fields, cause);
+      this.reason = reason;
       this.summary = kind + " rejected by the API server: " + fields;
+    }
+
+    /** The reason of the condition and Event. */
+    String reason() {
+      return reason;
     }
 
     /** The message without the object's name: the same for every Instance of a Configuration. */
     String summary() {
       return summary;
     }
+  }
+
+  /** A refusal of {@code object} as {@link Rejected}, if it is one (400, 403, 422). */
+  static Optional<Rejected> refusal(HasMetadata object, KubernetesClientException e) {
+    int code = e.getCode();
+    if (code == 422 || code == HttpURLConnection.HTTP_BAD_REQUEST) {
+      return Optional.of(
+          new Rejected(kind(object), name(object), InstanceReconciler.REJECTED, describe(e), e));
+    }
+    if (code == HttpURLConnection.HTTP_FORBIDDEN) {
+      // 'pods "x-pod" is forbidden: ...': the name left out, so all Instances read the same.
+      String why = describe(e).replaceFirst("^\\S+ \"[^\"]*\" is forbidden: ", "forbidden: ");
+      return Optional.of(
+          new Rejected(kind(object), name(object), InstanceReconciler.FORBIDDEN, why, e));
+    }
+    return Optional.empty();
   }
 
   private final KubernetesClient client;
@@ -71,10 +98,7 @@ final class Writes {
         LOG.debug("{}({}/{}) already exists", kind(object), namespace, name(object));
         return;
       }
-      if (e.getCode() == 422 || e.getCode() == HttpURLConnection.HTTP_BAD_REQUEST) {
-        throw new Rejected(kind(object), name(object), describe(e), e);
-      }
-      throw e;
+      throw refusal(object, e).orElseThrow(() -> e);
     }
   }
 
@@ -94,10 +118,7 @@ final class Writes {
       client.resource(next).inNamespace(namespace).update();
       LOG.info("Service({}/{}) updated", namespace, name(next));
     } catch (KubernetesClientException e) {
-      if (e.getCode() == 422 || e.getCode() == HttpURLConnection.HTTP_BAD_REQUEST) {
-        throw new Rejected("Service", name(next), describe(e), e);
-      }
-      throw e;
+      throw refusal(next, e).orElseThrow(() -> e);
     }
   }
 

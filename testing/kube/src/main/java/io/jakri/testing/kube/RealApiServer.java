@@ -3,6 +3,7 @@ package io.jakri.testing.kube;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.client.Config;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -191,6 +193,31 @@ public final class RealApiServer implements AutoCloseable {
     Files.createDirectories(file.toAbsolutePath().getParent());
     Files.writeString(file, yaml);
     return file;
+  }
+
+  /**
+   * Creates (or replaces) {@code crds} as the admin and waits until each is Established, so their
+   * resources can be used at once.
+   */
+  public void installCrds(Collection<CustomResourceDefinition> crds) {
+    var api = admin.apiextensions().v1().customResourceDefinitions();
+    for (CustomResourceDefinition crd : crds) {
+      api.resource(crd).createOr(c -> c.update());
+    }
+    for (CustomResourceDefinition crd : crds) {
+      api.withName(crd.getMetadata().getName())
+          .waitUntilCondition(
+              c ->
+                  c != null
+                      && c.getStatus() != null
+                      && c.getStatus().getConditions().stream()
+                          .anyMatch(
+                              x ->
+                                  "Established".equals(x.getType())
+                                      && "True".equals(x.getStatus())),
+              30,
+              TimeUnit.SECONDS);
+    }
   }
 
   /** Creates every object of a multi-document YAML as the admin (or replaces it when it exists). */

@@ -32,7 +32,9 @@ import java.util.function.Supplier;
  * snapshot, or beyond {@link #MAX_DEVICES} are ignored; devices in a class the Configuration may
  * not use ({@link ClassPolicy}) are refused; new devices are left out while {@link #MAX_DEVICES}
  * are tracked (seen or in their grace), and while their slots would exceed the {@link SlotLimits}
- * or what one ListAndWatch message can carry. Devices already tracked always stay.
+ * or what one ListAndWatch message can carry. Devices already tracked always stay. Each admitted
+ * device keeps only the mounts and device nodes that meet {@link ContainerPaths} (the refused ones
+ * are reported once per device), so what reaches a container was checked here.
  *
  * <p>Pure and single-threaded: no threads, no timers, no I/O; time comes in as a parameter (any
  * timeline that never goes back). Not thread-safe.

@@ -36,6 +36,11 @@ final class RefusedEntries {
     int unlogged = 0;
     int logged = 0;
     for (Map.Entry<String, DiscoveredDevice> e : seen.entrySet()) {
+      if (e.getValue().mounts().isEmpty() && e.getValue().deviceSpecs().isEmpty()) {
+        // Most devices have neither: nothing to check, and nothing allocated per snapshot.
+        reported.remove(e.getKey());
+        continue;
+      }
       ContainerPaths.Checked checked = rules.check(e.getValue());
       e.setValue(checked.device());
       List<ContainerPaths.Refused> entries = checked.refused();

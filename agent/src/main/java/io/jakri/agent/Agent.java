@@ -172,6 +172,7 @@ public final class Agent implements AutoCloseable {
                 options.safeguards().classDomains(),
                 new KubeletCheckpoint(options.devicePluginDir())::foreignResources),
             options.safeguards().allowReservedBrokerEnv(),
+            options.safeguards().containerPaths(),
             options.safeguards().slotLimits(),
             options.safeguards().handlerLimits(),
             e -> publish(new AgentEvent.Discovery(e)));

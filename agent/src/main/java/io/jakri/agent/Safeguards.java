@@ -1,5 +1,6 @@
 package io.jakri.agent;
 
+import io.jakri.agent.allocation.ContainerPaths;
 import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
 import java.util.Set;
@@ -19,13 +20,17 @@ import java.util.TreeSet;
  * @param slotLimits the most slots (capacity × devices) per Configuration and in all
  * @param handlerLimits how long a call into a discovery handler may take before its thread is
  *     abandoned, and how many abandoned (stranded) threads a handler may have
+ * @param containerPaths the rules a device's mounts and device nodes must meet to reach a
+ *     container, with the host path prefixes the operator allows mounts of ({@code
+ *     --allow-host-mount-prefix})
  */
 public record Safeguards(
     Set<String> classDomains,
     boolean allowReservedBrokerEnv,
     String metricsBindAddress,
     SlotLimits slotLimits,
-    HandlerLimits handlerLimits) {
+    HandlerLimits handlerLimits,
+    ContainerPaths containerPaths) {
 
   /** The class domains the bundled examples need. */
   public static final Set<String> DEFAULT_CLASS_DOMAINS = Set.of("example.com");
@@ -35,6 +40,22 @@ public record Safeguards(
 
   public Safeguards {
     classDomains = Set.copyOf(new TreeSet<>(classDomains));
+  }
+
+  /** With no operator exceptions to the mount rules ({@link ContainerPaths#DEFAULT}). */
+  public Safeguards(
+      Set<String> classDomains,
+      boolean allowReservedBrokerEnv,
+      String metricsBindAddress,
+      SlotLimits slotLimits,
+      HandlerLimits handlerLimits) {
+    this(
+        classDomains,
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        slotLimits,
+        handlerLimits,
+        ContainerPaths.DEFAULT);
   }
 
   /** With the default {@link HandlerLimits}. */
@@ -63,24 +84,46 @@ public record Safeguards(
 
   public Safeguards withClassDomains(Set<String> domains) {
     return new Safeguards(
-        domains, allowReservedBrokerEnv, metricsBindAddress, slotLimits, handlerLimits);
+        domains,
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        slotLimits,
+        handlerLimits,
+        containerPaths);
   }
 
   public Safeguards withAllowReservedBrokerEnv(boolean allow) {
-    return new Safeguards(classDomains, allow, metricsBindAddress, slotLimits, handlerLimits);
+    return new Safeguards(
+        classDomains, allow, metricsBindAddress, slotLimits, handlerLimits, containerPaths);
   }
 
   public Safeguards withMetricsBindAddress(String address) {
-    return new Safeguards(classDomains, allowReservedBrokerEnv, address, slotLimits, handlerLimits);
+    return new Safeguards(
+        classDomains, allowReservedBrokerEnv, address, slotLimits, handlerLimits, containerPaths);
   }
 
   public Safeguards withSlotLimits(SlotLimits limits) {
     return new Safeguards(
-        classDomains, allowReservedBrokerEnv, metricsBindAddress, limits, handlerLimits);
+        classDomains,
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        limits,
+        handlerLimits,
+        containerPaths);
   }
 
   public Safeguards withHandlerLimits(HandlerLimits limits) {
     return new Safeguards(
-        classDomains, allowReservedBrokerEnv, metricsBindAddress, slotLimits, limits);
+        classDomains,
+        allowReservedBrokerEnv,
+        metricsBindAddress,
+        slotLimits,
+        limits,
+        containerPaths);
+  }
+
+  public Safeguards withContainerPaths(ContainerPaths paths) {
+    return new Safeguards(
+        classDomains, allowReservedBrokerEnv, metricsBindAddress, slotLimits, handlerLimits, paths);
   }
 }

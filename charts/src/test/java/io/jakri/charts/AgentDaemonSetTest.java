@@ -278,6 +278,7 @@ class AgentDaemonSetTest {
     assertThat(RenderedChart.strings(agentContainer(RenderedChart.render()).get("args")))
         .contains("--class-domains=example.com")
         .doesNotContain("--allow-reserved-broker-env")
+        .noneMatch(a -> a.toString().startsWith("--allow-host-mount-prefix"))
         .noneMatch(a -> a.toString().startsWith("--metrics-bind-address"))
         .noneMatch(a -> a.toString().startsWith("--max-slots"))
         .noneMatch(a -> a.toString().startsWith("--handler-"));
@@ -288,6 +289,8 @@ class AgentDaemonSetTest {
         .contains(
             "--class-domains=example.com,nvidia.com",
             "--allow-reserved-broker-env",
+            "--allow-host-mount-prefix=/var/lib/kubelet/plugins/gpu",
+            "--allow-host-mount-prefix=/etc/akri-certs",
             "--metrics-bind-address=10.0.0.7",
             "--max-slots-per-configuration=5000",
             "--max-slots-per-agent=20000",

@@ -2,6 +2,7 @@ package io.jakri.agent.cdi;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.jakri.agent.allocation.ContainerPaths;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponseOrBuilder;
 import io.jakri.kubelet.v1beta1.DeviceSpec;
 import io.jakri.kubelet.v1beta1.Mount;
@@ -37,7 +38,7 @@ public final class CdiSpec {
   public static final String SLOT_ENV_PREFIX = "JAKRI_SLOT_";
 
   /** Longest mount or device-node path written (Linux's PATH_MAX); longer ones are left out. */
-  public static final int MAX_PATH_LENGTH = 4096;
+  public static final int MAX_PATH_LENGTH = ContainerPaths.MAX_PATH_LENGTH;
 
   /** Longest name part of a CDI kind (the Configuration name), per the CDI specification. */
   public static final int MAX_CLASS_LENGTH = 63;
@@ -45,9 +46,6 @@ public final class CdiSpec {
   // The CDI specification's rules for the name part of a kind (its parser: a letter first, a letter
   // or digit last, letters, digits, '_', '-', '.' between).
   private static final Pattern CLASS = Pattern.compile("[A-Za-z]([A-Za-z0-9_.-]*[A-Za-z0-9])?");
-
-  // Cgroup device permissions CDI accepts: one or more of r, w, m.
-  private static final Pattern PERMISSIONS = Pattern.compile("[rwm]+");
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -119,11 +117,7 @@ public final class CdiSpec {
       Optional<String> problem =
           pathProblem(d.getContainerPath())
               .or(() -> pathProblem(d.getHostPath()))
-              .or(
-                  () ->
-                      PERMISSIONS.matcher(d.getPermissions()).matches()
-                          ? Optional.empty()
-                          : Optional.of("permissions are not one or more of r, w, m"));
+              .or(() -> ContainerPaths.permissionsProblem(d.getPermissions()));
       if (problem.isPresent()) {
         dropped.add("device node " + shortened(d.getContainerPath()) + ": " + problem.get());
         continue;
@@ -183,17 +177,10 @@ public final class CdiSpec {
     }
   }
 
+  // Only the form: discovery already held every entry against all of ContainerPaths' rules (with
+  // the operator's exceptions); this keeps a spec valid whatever contract it is given.
   private static Optional<String> pathProblem(String path) {
-    if (path.isEmpty()) {
-      return Optional.of("a path is empty");
-    }
-    if (path.length() > MAX_PATH_LENGTH) {
-      return Optional.of("a path is longer than " + MAX_PATH_LENGTH + " characters");
-    }
-    if (path.indexOf('\0') >= 0) {
-      return Optional.of("a path contains a NUL character");
-    }
-    return Optional.empty();
+    return ContainerPaths.formProblem(path).map(p -> "a path " + p);
   }
 
   private static String shortened(String path) {

@@ -4,6 +4,7 @@ import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.OutOfMemoryExit;
 import io.jakri.agent.Safeguards;
+import io.jakri.agent.allocation.ContainerPaths;
 import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
@@ -143,6 +144,16 @@ public final class Main implements Callable<Integer> {
   boolean allowReservedBrokerEnv;
 
   @CommandLine.Mixin ClassDomainsFlag classDomains = new ClassDomainsFlag();
+
+  @Option(
+      names = "--allow-host-mount-prefix",
+      split = ",",
+      paramLabel = "PATH",
+      description =
+          "Let handlers mount host paths inside PATH (absolute, normalised) although they are"
+              + " system or kubelet directories (/etc, /var/lib/kubelet, ...); repeatable or"
+              + " comma-separated (env JAKRI_ALLOW_HOST_MOUNT_PREFIX; default: none).")
+  List<String> allowHostMountPrefixes = new ArrayList<>();
 
   @Option(
       names = "--max-slots-per-configuration",
@@ -327,7 +338,14 @@ public final class Main implements Callable<Integer> {
         allowReservedBrokerEnv,
         metricsBindAddress,
         new SlotLimits(maxSlotsPerConfiguration, maxSlotsPerAgent),
-        new HandlerLimits(handlerCallTimeout, handlerStrandedThreads));
+        new HandlerLimits(handlerCallTimeout, handlerStrandedThreads),
+        new ContainerPaths(
+            allowHostMountPrefixes == null
+                ? List.of()
+                : allowHostMountPrefixes.stream()
+                    .filter(p -> !p.isBlank())
+                    .map(String::strip)
+                    .toList()));
   }
 
   @Override
@@ -351,6 +369,19 @@ public final class Main implements Callable<Integer> {
           "jakri-agent: --handler-call-timeout must be positive and --handler-stranded-threads at"
               + " least 1");
       return 2;
+    }
+    for (String prefix :
+        allowHostMountPrefixes == null ? List.<String>of() : allowHostMountPrefixes) {
+      Optional<String> problem = ContainerPaths.formProblem(prefix.strip());
+      if (!prefix.isBlank() && problem.isPresent()) {
+        System.err.println(
+            "jakri-agent: --allow-host-mount-prefix "
+                + io.jakri.logging.LogText.quote(prefix)
+                + " "
+                + problem.get()
+                + " (an absolute, normalised path is needed)");
+        return 2;
+      }
     }
     int port = metricsPort == null ? -1 : metricsPort;
     if (!standalone) {

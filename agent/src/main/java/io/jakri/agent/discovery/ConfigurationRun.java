@@ -412,6 +412,11 @@ final class ConfigurationRun {
     for (String warning : outcome.warnings()) {
       LOG.warn("configuration {}: {}", spec.name(), warning);
     }
+    outcome
+        .refusedEntries()
+        .forEach(
+            (kind, count) ->
+                shared.events().accept(new DiscoveryEvent.EntriesRefused(kind, count)));
     feed.snapshot(lane, outcome.changes(), waiting.reportedNanos());
     Optional<String> refused = outcome.refusal();
     if (refused.isPresent()) {

@@ -1,5 +1,6 @@
 package io.jakri.agent.discovery;
 
+import io.jakri.agent.allocation.ContainerPaths;
 import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.configuration.ConfigurationParser;
@@ -32,7 +33,9 @@ import java.util.function.Supplier;
  * beyond {@link #MAX_DEVICES} are ignored; devices in a class the Configuration may not use ({@link
  * ClassPolicy}) are refused; new devices are left out while {@link #MAX_DEVICES} are tracked (seen
  * or in their grace), and while their slots would exceed the {@link SlotLimits} or what one
- * ListAndWatch message can carry. Devices already tracked always stay.
+ * ListAndWatch message can carry. Devices already tracked always stay. Each admitted device keeps
+ * only the mounts and device nodes that meet {@link ContainerPaths} (the refused ones are reported
+ * once per device), so what reaches a container was checked here.
  *
  * <p>Pure and single-threaded: no threads, no timers, no I/O; time comes in as a parameter (any
  * timeline that never goes back). Not thread-safe.
@@ -50,13 +53,32 @@ public final class DeviceTable {
    * @param classPolicy which class resources a Configuration's devices may join
    * @param slotLimits the most slots per Configuration and in all
    * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
+   * @param containerPaths the rules a device's mounts and device nodes must meet to reach a
+   *     container
    */
   public record Rules(
       String node,
       Duration offlineGrace,
       ClassPolicy classPolicy,
       SlotLimits slotLimits,
-      boolean allowReservedBrokerEnv) {
+      boolean allowReservedBrokerEnv,
+      ContainerPaths containerPaths) {
+
+    /** With the default {@link ContainerPaths} (no operator exceptions). */
+    public Rules(
+        String node,
+        Duration offlineGrace,
+        ClassPolicy classPolicy,
+        SlotLimits slotLimits,
+        boolean allowReservedBrokerEnv) {
+      this(
+          node,
+          offlineGrace,
+          classPolicy,
+          slotLimits,
+          allowReservedBrokerEnv,
+          ContainerPaths.DEFAULT);
+    }
 
     /** Why a Configuration's brokerProperties are refused on this agent, if they are. */
     public Optional<String> reservedEnvRefusal(ConfigurationSpec spec) {
@@ -101,13 +123,20 @@ public final class DeviceTable {
    * @param classRefusal devices refused for their class, as one message
    * @param slotRefusal devices refused by the slot limits, as one message
    * @param warnings other problems with the snapshot, one message each (ignored devices, dropped
-   *     properties, devices left out while the table is full)
+   *     properties, devices left out while the table is full, refused mounts and device nodes)
+   * @param refusedEntries mounts and device nodes newly refused ({@link ContainerPaths}), by kind:
+   *     counted once per device until its refused entries change or it leaves
    */
   public record Outcome(
       List<DeviceChange> changes,
       Optional<String> classRefusal,
       Optional<String> slotRefusal,
-      List<String> warnings) {
+      List<String> warnings,
+      Map<ContainerPaths.Kind, Integer> refusedEntries) {
+
+    public Outcome {
+      refusedEntries = Map.copyOf(refusedEntries);
+    }
 
     /** Both refusals as one message, if any device was refused. */
     public Optional<String> refusal() {
@@ -125,6 +154,7 @@ public final class DeviceTable {
   // When each offline device's grace ends, in that order (time never goes back).
   private final LinkedHashMap<String, Instant> graceEnds = new LinkedHashMap<>();
   private final DeviceProperties properties = new DeviceProperties();
+  private final RefusedEntries refusedEntries = new RefusedEntries();
 
   public DeviceTable(Rules rules, ConfigurationSpec spec) {
     this.rules = rules;
@@ -200,6 +230,7 @@ public final class DeviceTable {
     }
     devices.clear();
     graceEnds.clear();
+    refusedEntries.clear();
     return changes;
   }
 
@@ -210,6 +241,7 @@ public final class DeviceTable {
   public void forget(String instanceName) {
     devices.remove(instanceName);
     graceEnds.remove(instanceName);
+    refusedEntries.forget(instanceName);
   }
 
   /** Every online device vanishes (its handler went away). */
@@ -238,6 +270,7 @@ public final class DeviceTable {
       LocalDevice device = devices.get(e.getKey());
       if (device != null && !device.online()) {
         devices.remove(e.getKey());
+        refusedEntries.forget(e.getKey());
         changes.add(new DeviceChange.Removed(device));
       }
     }
@@ -282,6 +315,10 @@ public final class DeviceTable {
     limitNewcomers(seen, warnings);
     Optional<String> slotRefusal = limitSlots(seen, neighbours.otherSlots());
     ignored(blank, duplicates, collisions, over).ifPresent(warnings::add);
+    // The one place a handler's mounts and device nodes become the device's: Allocate and the CDI
+    // spec only ever see the entries that pass.
+    Map<ContainerPaths.Kind, Integer> refused =
+        refusedEntries.check(rules.containerPaths(), seen, warnings);
     List<DeviceChange> changes = new ArrayList<>();
     for (Map.Entry<String, DiscoveredDevice> e : seen.entrySet()) {
       LocalDevice current = devices.get(e.getKey());
@@ -298,7 +335,7 @@ public final class DeviceTable {
       }
     }
     markMissing(seen.keySet(), now, changes);
-    return new Outcome(changes, classRefusal, slotRefusal, warnings);
+    return new Outcome(changes, classRefusal, slotRefusal, warnings, refused);
   }
 
   /** What a snapshot's ignored devices were, if any; each count named by its cause. */

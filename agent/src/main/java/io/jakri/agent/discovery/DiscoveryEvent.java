@@ -1,5 +1,6 @@
 package io.jakri.agent.discovery;
 
+import io.jakri.agent.allocation.ContainerPaths;
 import java.util.Objects;
 
 /**
@@ -35,6 +36,17 @@ public sealed interface DiscoveryEvent {
   record Refused(Refusal refusal) implements DiscoveryEvent {
     public Refused {
       Objects.requireNonNull(refusal, "refusal");
+    }
+  }
+
+  /**
+   * A handler's devices carried {@code count} mounts or device nodes ({@code kind}) that no
+   * container may get ({@link ContainerPaths}); each device is served without them. Counted once
+   * per device until its refused entries change.
+   */
+  record EntriesRefused(ContainerPaths.Kind kind, int count) implements DiscoveryEvent {
+    public EntriesRefused {
+      Objects.requireNonNull(kind, "kind");
     }
   }
 

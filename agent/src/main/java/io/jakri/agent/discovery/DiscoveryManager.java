@@ -1,5 +1,6 @@
 package io.jakri.agent.discovery;
 
+import io.jakri.agent.allocation.ContainerPaths;
 import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.handler.DiscoveryHandler;
@@ -98,6 +99,7 @@ public final class DiscoveryManager implements AutoCloseable {
         nanoTime,
         ClassPolicy.defaults(),
         false,
+        ContainerPaths.DEFAULT,
         SlotLimits.defaults(),
         HandlerLimits.defaults(),
         event -> {});
@@ -107,6 +109,8 @@ public final class DiscoveryManager implements AutoCloseable {
    * @param scheduler the agent's scheduler, for the manager's own timers; handlers never get it
    * @param classPolicy which class resources a Configuration's devices may join
    * @param allowReservedBrokerEnv whether brokerProperties may set reserved env names
+   * @param containerPaths the rules a device's mounts and device nodes must meet to reach a
+   *     container
    * @param slotLimits the most slots per Configuration and in all
    * @param handlerLimits how long a handler call may take and how many threads a handler may strand
    * @param events where what the handlers do and every status change are reported ({@link
@@ -122,11 +126,13 @@ public final class DiscoveryManager implements AutoCloseable {
       LongSupplier nanoTime,
       ClassPolicy classPolicy,
       boolean allowReservedBrokerEnv,
+      ContainerPaths containerPaths,
       SlotLimits slotLimits,
       HandlerLimits handlerLimits,
       Consumer<DiscoveryEvent> events) {
     DeviceTable.Rules rules =
-        new DeviceTable.Rules(node, offlineGrace, classPolicy, slotLimits, allowReservedBrokerEnv);
+        new DeviceTable.Rules(
+            node, offlineGrace, classPolicy, slotLimits, allowReservedBrokerEnv, containerPaths);
     this.node = node;
     this.nanoTime = nanoTime;
     this.handlers = handlers;

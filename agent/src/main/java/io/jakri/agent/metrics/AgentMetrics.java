@@ -1,5 +1,6 @@
 package io.jakri.agent.metrics;
 
+import io.jakri.agent.allocation.ContainerPaths;
 import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.ApiCalls;
@@ -227,6 +228,10 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
             nanoTime,
             MAX_WAITING_CHANGES);
     writeConflicts = slotConflicts("write_conflict");
+    // Both kinds exist from the start (zeros), as the Allocate outcomes do.
+    for (ContainerPaths.Kind kind : ContainerPaths.Kind.values()) {
+      refusedEntries(kind);
+    }
     heldElsewhere = slotConflicts("held_elsewhere");
     handlerStranded =
         MultiGauge.builder("jakri.handler.stranded.threads")
@@ -393,6 +398,8 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
       handlerFailed(f.handler(), f.failure());
     } else if (event instanceof DiscoveryEvent.Refused r) {
       refused(r.refusal());
+    } else if (event instanceof DiscoveryEvent.EntriesRefused e) {
+      refusedEntries(e.kind()).increment(e.count());
     } else if (event instanceof DiscoveryEvent.DiscoveryStarted s) {
       akriResponseResult(s.handler(), "Success");
     } else if (event instanceof DiscoveryEvent.FirstResults f) {
@@ -456,6 +463,17 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
         .description("Discovery handler failures (each is retried with backoff)")
         .register(registry)
         .increment();
+  }
+
+  private Counter refusedEntries(ContainerPaths.Kind kind) {
+    return Counter.builder("jakri.refused.container.entries")
+        .tag("kind", kind.label())
+        .description(
+            "Mounts (mount) and device nodes (device) from handlers that no container may get"
+                + " (absolute normalised paths, device nodes under /dev/, rwm permissions, no"
+                + " system or kubelet directories); counted once per device, the device is served"
+                + " without them")
+        .register(registry);
   }
 
   private void refused(Refusal refusal) {

@@ -22,6 +22,7 @@ class SafeguardFlagsTest {
     assertThat(Safeguards.defaults().classDomains()).containsExactly("example.com");
     assertThat(Safeguards.defaults().metricsBindAddress()).isEqualTo("0.0.0.0");
     assertThat(Safeguards.defaults().allowReservedBrokerEnv()).isFalse();
+    assertThat(Safeguards.defaults().containerPaths().allowedHostPrefixes()).isEmpty();
     assertThat(Safeguards.defaults().slotLimits()).isEqualTo(new SlotLimits(100_000, 150_000));
     assertThat(Safeguards.defaults().handlerLimits())
         .isEqualTo(new io.jakri.agent.discovery.HandlerLimits(java.time.Duration.ofSeconds(10), 4));
@@ -37,13 +38,18 @@ class SafeguardFlagsTest {
             "--max-slots-per-configuration=10",
             "--max-slots-per-agent=20",
             "--handler-call-timeout=30s",
-            "--handler-stranded-threads=2");
+            "--handler-stranded-threads=2",
+            "--allow-host-mount-prefix",
+            "/var/lib/kubelet/plugins/gpu",
+            "--allow-host-mount-prefix=/etc/a,/srv/b");
     assertThat(s.classDomains()).containsExactlyInAnyOrder("nvidia.com", "example.org");
     assertThat(s.allowReservedBrokerEnv()).isTrue();
     assertThat(s.metricsBindAddress()).isEqualTo("127.0.0.1");
     assertThat(s.slotLimits()).isEqualTo(new SlotLimits(10, 20));
     assertThat(s.handlerLimits())
         .isEqualTo(new io.jakri.agent.discovery.HandlerLimits(java.time.Duration.ofSeconds(30), 2));
+    assertThat(s.containerPaths().allowedHostPrefixes())
+        .containsExactly("/var/lib/kubelet/plugins/gpu", "/etc/a", "/srv/b");
     assertThat(parse("--class-domains=").classDomains()).isEmpty();
   }
 }

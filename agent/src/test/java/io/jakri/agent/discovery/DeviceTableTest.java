@@ -358,6 +358,91 @@ class DeviceTableTest {
   }
 
   @Test
+  void hostileMountsAndDeviceNodesAreLeftOutAndReportedOncePerDevice() {
+    DeviceTable table = new DeviceTable(rules(SlotLimits.defaults()), spec(1, Map.of()));
+    DiscoveredDevice hostile =
+        new DiscoveredDevice(
+            "h",
+            Map.of(),
+            List.of(
+                new DiscoveredDevice.Mount("/etc", "/", false),
+                new DiscoveredDevice.Mount("/data", "/opt/data", true)),
+            List.of(
+                new DiscoveredDevice.DeviceSpec("/dev/x", "/dev/../etc/passwd", "rw"),
+                new DiscoveredDevice.DeviceSpec("/dev/y", "/dev/y", "")),
+            Map.of(),
+            Optional.empty(),
+            false);
+    DiscoveredDevice clean = device("c", Map.of());
+
+    DeviceTable.Outcome first =
+        table.apply(List.of(hostile, clean), T0, DeviceTable.Neighbours.NONE);
+
+    assertThat(first.refusedEntries())
+        .containsEntry(io.jakri.agent.allocation.ContainerPaths.Kind.MOUNT, 1)
+        .containsEntry(io.jakri.agent.allocation.ContainerPaths.Kind.DEVICE_NODE, 2);
+    assertThat(first.warnings())
+        .singleElement()
+        .asString()
+        .contains("(id \"h\"): 3 entries refused")
+        .contains("mount \"/etc\" from host \"/\"")
+        .contains("\"..\" segment")
+        .contains("permissions are empty");
+    DiscoveredDevice kept = ((DeviceChange.OfDevice) first.changes().get(0)).device().device();
+    assertThat(kept.mounts())
+        .containsExactly(new DiscoveredDevice.Mount("/data", "/opt/data", true));
+    assertThat(kept.deviceSpecs()).isEmpty();
+
+    // The same snapshot again: nothing changes, nothing is reported or counted again.
+    DeviceTable.Outcome again =
+        table.apply(List.of(hostile, clean), T0.plusSeconds(1), DeviceTable.Neighbours.NONE);
+    assertThat(again.changes()).isEmpty();
+    assertThat(again.warnings()).isEmpty();
+    assertThat(again.refusedEntries()).isEmpty();
+
+    // Other refused entries are reported anew.
+    DiscoveredDevice worse =
+        new DiscoveredDevice(
+            "h",
+            Map.of(),
+            List.of(new DiscoveredDevice.Mount("/x", "/var/lib/kubelet", false)),
+            List.of(),
+            Map.of(),
+            Optional.empty(),
+            false);
+    DeviceTable.Outcome changed =
+        table.apply(List.of(worse, clean), T0.plusSeconds(2), DeviceTable.Neighbours.NONE);
+    assertThat(changed.warnings()).singleElement().asString().contains("/var/lib/kubelet");
+    assertThat(changed.refusedEntries())
+        .containsExactly(Map.entry(io.jakri.agent.allocation.ContainerPaths.Kind.MOUNT, 1));
+  }
+
+  @Test
+  void refusedEntriesOfManyDevicesAreLoggedOneByOneOnlyUpToTheCap() {
+    DeviceTable table = new DeviceTable(rules(SlotLimits.defaults()), spec(1, Map.of()));
+    List<DiscoveredDevice> devices = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      devices.add(
+          new DiscoveredDevice(
+              "d" + i,
+              Map.of(),
+              List.of(new DiscoveredDevice.Mount("/", "/", false)),
+              List.of(),
+              Map.of(),
+              Optional.empty(),
+              false));
+    }
+    DeviceTable.Outcome outcome = table.apply(devices, T0, DeviceTable.Neighbours.NONE);
+    assertThat(outcome.refusedEntries())
+        .containsExactly(Map.entry(io.jakri.agent.allocation.ContainerPaths.Kind.MOUNT, 50));
+    assertThat(outcome.warnings()).hasSize(RefusedEntries.MAX_LOGGED_PER_SNAPSHOT + 1);
+    assertThat(outcome.warnings().get(RefusedEntries.MAX_LOGGED_PER_SNAPSHOT))
+        .startsWith("30 more devices have refused mounts or device nodes");
+    assertThat(table.apply(devices, T0.plusSeconds(1), DeviceTable.Neighbours.NONE).warnings())
+        .isEmpty();
+  }
+
+  @Test
   void snapshotBeyondTheDeviceCapIgnoresTheRest() {
     DeviceTable table = new DeviceTable(rules(SlotLimits.defaults()), spec(1, Map.of()));
     List<DiscoveredDevice> flood = distinct("d", DeviceTable.MAX_DEVICES + 3);

@@ -68,6 +68,12 @@ class AkriProtocolIT {
   }
 
   static Agent start(Path dir, Path akriDir) throws IOException {
+    return start(dir, akriDir, o -> o);
+  }
+
+  /** As above, with the options changed by {@code adjust} (e.g. CDI turned on). */
+  static Agent start(Path dir, Path akriDir, java.util.function.UnaryOperator<AgentOptions> adjust)
+      throws IOException {
     Files.createDirectories(dir.resolve("config"));
     AgentOptions options =
         new AgentOptions(
@@ -80,7 +86,7 @@ class AkriProtocolIT {
                 Path.of("target", "plugins").toAbsolutePath(),
                 GRACE)
             .withExternalHandlers(Optional.of(new ExternalHandlers.Options(akriDir, SETTINGS)));
-    return Agent.start(options);
+    return Agent.start(adjust.apply(options));
   }
 
   static void writeConfig(Path dir, String name, String handler, String details, String props)

@@ -11,7 +11,9 @@ import java.util.Optional;
  * @param id stable device id, unique within the Configuration on this node; it is hashed into the
  *     Instance name
  * @param properties name/value pairs given to containers as env vars (see DESIGN §5)
- * @param mounts host paths to mount into containers that get the device
+ * @param mounts host paths to mount into containers that get the device (the agent refuses mounts
+ *     of system or kubelet directories and paths that are not absolute and normalised; see the
+ *     agent's SECURITY.md)
  * @param deviceSpecs device nodes to give containers that get the device
  * @param annotations container annotations to set when the device is allocated
  * @param deviceClass the class resource the device belongs to (e.g. {@code example.com/widget});
@@ -70,12 +72,17 @@ public record DiscoveredDevice(
     }
   }
 
-  /** A device node given to the container; permissions as in the kubelet API (e.g. "rw"). */
+  /**
+   * A device node given to the container: its host path under {@code /dev/}, and cgroup permissions
+   * as in the kubelet API, one of {@code r}, {@code w}, {@code m}, {@code rw}, {@code rm}, {@code
+   * wm}, {@code rwm}. Permissions are kept as given ({@code null} as empty); the agent refuses a
+   * device node with empty or other permissions rather than guess what they grant.
+   */
   public record DeviceSpec(String containerPath, String hostPath, String permissions) {
     public DeviceSpec {
       Objects.requireNonNull(containerPath, "containerPath");
       Objects.requireNonNull(hostPath, "hostPath");
-      permissions = permissions == null || permissions.isEmpty() ? "rw" : permissions;
+      permissions = permissions == null ? "" : permissions;
     }
   }
 }

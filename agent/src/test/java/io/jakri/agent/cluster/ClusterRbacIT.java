@@ -110,7 +110,11 @@ class ClusterRbacIT {
               Configuration c = stored("rbac-widgets");
               assertThat(c.getStatus()).isNotNull();
               assertThat(c.getStatus().getNodes()).containsKey("n1");
-              assertThat(stored("rbac-unknown").getStatus().getNodes()).containsKey("n1");
+              Configuration unknown = stored("rbac-unknown");
+              // Awaited as assertions: a status not yet written is a failed attempt, not an NPE
+              // that ends the wait (the agent writes the two Configurations' status in any order).
+              assertThat(unknown.getStatus()).isNotNull();
+              assertThat(unknown.getStatus().getNodes()).containsKey("n1");
               assertThat(events("rbac-unknown")).isNotEmpty();
             });
 

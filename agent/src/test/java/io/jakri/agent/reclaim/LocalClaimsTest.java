@@ -137,8 +137,8 @@ class LocalClaimsTest {
 
   @Test
   void aSlotTheReclaimerFreesLeavesTheRecordAndIsNotWrittenBack() throws Exception {
-    set(SLOT0, new SlotUsage.NodeUse(NODE));
-    assertThat(claims.held(INSTANCE)).containsKey(SLOT0); // learned from the store
+    claims.hold(INSTANCE, SLOT0, new SlotUsage.NodeUse(NODE)); // as Allocate records a grant
+    await().atMost(Duration.ofSeconds(5)).until(() -> usage(SLOT0).heldBy(NODE));
 
     reclaimer.runOnce();
     clock.advance(GRACE);
@@ -154,14 +154,72 @@ class LocalClaimsTest {
   }
 
   @Test
-  void anUnusedClaimTheInstanceShowsHeldByAnotherNodeIsForgotten() throws Exception {
+  void aClaimGivenToAnotherNodeByHandIsWrittenBackOnceThenAnUnusedOneIsForgotten()
+      throws Exception {
     claims.hold(INSTANCE, SLOT1, new SlotUsage.NodeUse(NODE));
     await().atMost(Duration.ofSeconds(5)).until(() -> usage(SLOT1).heldBy(NODE));
-    set(SLOT1, new SlotUsage.NodeUse("node-b")); // e.g. edited by hand to another node
 
-    reclaimer.runOnce();
+    set(SLOT1, new SlotUsage.NodeUse("node-b")); // a hand edit: node-b never claimed it
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> new SlotUsage.NodeUse(NODE).equals(usage(SLOT1)));
 
+    // The same other holder again (as when two nodes both record the slot): left alone, so two
+    // agents never overwrite each other in a loop (write-backs run on the single write thread).
+    set(SLOT1, new SlotUsage.NodeUse("node-b"));
+    writes.submit(() -> {}).get();
+    assertThat(usage(SLOT1)).isEqualTo(new SlotUsage.NodeUse("node-b"));
+
+    reclaimer.runOnce(); // no container uses it here: nothing to protect, nothing to write back
     assertThat(claims.held(INSTANCE)).doesNotContainKey(SLOT1);
     assertThat(usage(SLOT1)).isEqualTo(new SlotUsage.NodeUse("node-b"));
+  }
+
+  @Test
+  void aSlotNamedForThisNodeByHandIsDisownedNotGrantedAndNotFreed() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    set(SLOT0, mine); // this node never claimed it
+
+    assertThat(claims.held(INSTANCE)).doesNotContainKey(SLOT0);
+    assertThat(claims.grantable(INSTANCE, SLOT0, mine, mine)).isFalse();
+    reclaimer.runOnce();
+    clock.advance(GRACE.multipliedBy(2));
+    reclaimer.runOnce();
+    assertThat(usage(SLOT0)).isEqualTo(mine);
+
+    // Freed by hand afterwards: still not this node's to grant (its real holder may use it).
+    set(SLOT0, SlotUsage.Free.INSTANCE);
+    assertThat(claims.grantable(INSTANCE, SLOT0, SlotUsage.Free.INSTANCE, mine)).isFalse();
+    // Until the store shows its holder.
+    set(SLOT0, new SlotUsage.NodeUse("node-b"));
+    set(SLOT0, SlotUsage.Free.INSTANCE);
+    assertThat(claims.grantable(INSTANCE, SLOT0, SlotUsage.Free.INSTANCE, mine)).isTrue();
+  }
+
+  @Test
+  void claimsOfThisNodeAnInstanceShowsWhenFirstSeenAreAdopted() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    set(SLOT0, mine); // written before this (restarted) agent started
+    LocalClaims restarted = new LocalClaims(NODE);
+    new ClaimKeeper(restarted, updates, writes).start();
+
+    set(SLOT1, new SlotUsage.NodeUse("node-b")); // the first state the new keeper sees
+    assertThat(restarted.held(INSTANCE)).containsEntry(SLOT0, mine);
+    assertThat(restarted.grantable(INSTANCE, SLOT0, mine, mine)).isTrue();
+
+    set(SLOT1, mine); // after that: never claimed by this node
+    assertThat(restarted.held(INSTANCE)).doesNotContainKey(SLOT1);
+    assertThat(restarted.grantable(INSTANCE, SLOT1, mine, mine)).isFalse();
+  }
+
+  @Test
+  void theStoreEchoOfThisNodesOwnClaimIsNotDisowned() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    claims.claiming(INSTANCE, SLOT0, mine); // as Allocate announces its write
+
+    set(SLOT0, mine); // the write's echo, seen before the grant is recorded
+    assertThat(claims.disowned(INSTANCE, SLOT0)).isFalse();
+    claims.hold(INSTANCE, SLOT0, mine);
+    assertThat(claims.grantable(INSTANCE, SLOT0, mine, mine)).isTrue();
   }
 }

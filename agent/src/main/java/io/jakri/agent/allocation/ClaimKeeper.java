@@ -6,6 +6,7 @@ import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.SlotUsage;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +51,8 @@ public final class ClaimKeeper implements InstanceStore.Listener {
   private final Set<String> warned = ConcurrentHashMap.newKeySet();
   // Instances seen since this agent started: their slots held by this node are adopted only once.
   private final Set<String> seen = ConcurrentHashMap.newKeySet();
+  // The newest version seen per Instance; guarded by this.
+  private final Map<String, Long> newestSeen = new HashMap<>();
   // The other holder last overwritten per slot ("<instance>/<slot>"), so it is overwritten once.
   private final Map<String, SlotUsage> overwritten = new ConcurrentHashMap<>();
 
@@ -67,7 +70,15 @@ public final class ClaimKeeper implements InstanceStore.Listener {
   }
 
   @Override
-  public void changed(Instance instance) {
+  public synchronized void changed(Instance instance) {
+    // Listeners may be told of two states of one Instance out of order (the watch's and this
+    // agent's own write's, on two threads): a state older than one already seen is stale, and
+    // observing it after this node's release ended would disown the slot it just freed.
+    Long newest = newestSeen.get(instance.name());
+    if (newest != null && newest > instance.version()) {
+      return;
+    }
+    newestSeen.put(instance.name(), instance.version());
     boolean adopt = seen.add(instance.name());
     for (Map.Entry<String, SlotUsage> slot : instance.deviceUsage().entrySet()) {
       if (claims.observe(instance.name(), slot.getKey(), slot.getValue(), adopt)
@@ -88,7 +99,8 @@ public final class ClaimKeeper implements InstanceStore.Listener {
   }
 
   @Override
-  public void deleted(String name) {
+  public synchronized void deleted(String name) {
+    newestSeen.remove(name);
     // The Instance is written again by this node's discovery (with its claims) if the device is
     // still here; see InstanceLifecycle.seen.
   }

@@ -222,4 +222,37 @@ class LocalClaimsTest {
     claims.hold(INSTANCE, SLOT0, mine);
     assertThat(claims.grantable(INSTANCE, SLOT0, mine, mine)).isTrue();
   }
+
+  /**
+   * The echo of this node's own claim observed on another thread while the grant is recorded (the
+   * watch thread against the gRPC thread): it must see the claim as being written or as held, never
+   * neither. Before the record took one lock, the echo could read "not held" before {@code hold}
+   * and "not being written" after it, and disowned the slot just granted (ClusterCostIT's
+   * allocate-and-free loop refused an Allocate with "never claimed it").
+   */
+  @Test
+  void theEchoRacingTheGrantOnAnotherThreadIsNeverDisowned() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    ExecutorService echoes = Executors.newSingleThreadExecutor();
+    try {
+      for (int i = 0; i < 20_000; i++) {
+        LocalClaims record = new LocalClaims(NODE);
+        record.observe(INSTANCE, SLOT0, SlotUsage.Free.INSTANCE, true);
+        record.claiming(INSTANCE, SLOT0, mine);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.Future<Boolean> echo =
+            echoes.submit(
+                () -> {
+                  go.await();
+                  return record.observe(INSTANCE, SLOT0, mine, false);
+                });
+        go.countDown();
+        record.hold(INSTANCE, SLOT0, mine);
+        assertThat(echo.get()).as("round %d", i).isFalse();
+        assertThat(record.grantable(INSTANCE, SLOT0, mine, mine)).as("round %d", i).isTrue();
+      }
+    } finally {
+      echoes.shutdownNow();
+    }
+  }
 }

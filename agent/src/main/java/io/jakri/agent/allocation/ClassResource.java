@@ -18,9 +18,9 @@ import java.util.TreeMap;
 
 /**
  * A class resource (DESIGN §4): {@code akri.sh/<configuration>} or a handler's named class such as
- * {@code example.com/widget}. Its devices are the slots of every member Instance that are free or
- * held by this node through this class; the device id is the slot id, and a claim records {@code
- * C:<slot>:<node>}.
+ * {@code example.com/widget}. Its devices are the slots of every member Instance that this node may
+ * grant through this class (free, or held so by this node's own claim); the device id is the slot
+ * id, and a claim records {@code C:<slot>:<node>}.
  */
 final class ClassResource implements ResourceBackend {
 
@@ -53,7 +53,7 @@ final class ClassResource implements ResourceBackend {
       }
       for (Map.Entry<String, SlotUsage> slot : stored.get().deviceUsage().entrySet()) {
         SlotUsage usage = slot.getValue();
-        if (usage instanceof SlotUsage.Free || usage.equals(classUse(slot.getKey()))) {
+        if (node.grantable(member, slot.getKey(), usage, classUse(slot.getKey()))) {
           devices.add(
               Device.newBuilder()
                   .setID(slot.getKey())

@@ -13,9 +13,10 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The resource {@code akri.sh/<instance>}: one device per slot. A slot is Healthy when it is free
- * or held by this node through this resource, and the device is online here; otherwise Unhealthy
- * (held by another node or through a class resource).
+ * The resource {@code akri.sh/<instance>}: one device per slot. A slot is Healthy when this node
+ * may grant it through this resource (free, or held so by this node's own claim) and the device is
+ * online here; otherwise Unhealthy (held by another node, through a class resource, or named for
+ * this node by someone else).
  */
 final class InstanceResource implements ResourceBackend {
 
@@ -54,7 +55,7 @@ final class InstanceResource implements ResourceBackend {
     List<Device> devices = new ArrayList<>(stored.get().capacity());
     for (Map.Entry<String, SlotUsage> slot : stored.get().deviceUsage().entrySet()) {
       SlotUsage usage = slot.getValue();
-      boolean healthy = online && (usage instanceof SlotUsage.Free || usage.equals(mine));
+      boolean healthy = online && node.grantable(instanceName, slot.getKey(), usage, mine);
       devices.add(
           Device.newBuilder()
               .setID(slot.getKey())

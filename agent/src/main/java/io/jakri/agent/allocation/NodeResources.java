@@ -181,6 +181,14 @@ public final class NodeResources implements InstanceStore.Listener {
     return members == null ? List.of() : new ArrayList<>(new TreeSet<>(members));
   }
 
+  /**
+   * Whether this node may grant {@code slot} as {@code wanted} given its stored usage: free and not
+   * disowned, or held that way by this node's own record ({@link LocalClaims#grantable}).
+   */
+  boolean grantable(String instanceName, String slot, SlotUsage stored, SlotUsage wanted) {
+    return claims.grantable(instanceName, slot, stored, wanted);
+  }
+
   Optional<Instance> stored(String instanceName) {
     try {
       return updates.store().get(instanceName);
@@ -231,6 +239,10 @@ public final class NodeResources implements InstanceStore.Listener {
     // when the attempts ran out on a conflict the last one was lost too.
     int[] attempts = {0};
     boolean lastLost = false;
+    boolean granted = false;
+    for (String slot : slots) {
+      claims.claiming(instanceName, slot, usageFor.apply(slot));
+    }
     try {
       Optional<Instance> result =
           updates.apply(
@@ -257,6 +269,24 @@ public final class NodeResources implements InstanceStore.Listener {
                         AllocationException.Reason.HELD_ELSEWHERE,
                         "device " + slot + " is in use (" + describe(held) + ")");
                   }
+                  if (!claims.grantable(instanceName, slot, held, wanted)) {
+                    if (!(held instanceof SlotUsage.Free)) {
+                      claims.disown(instanceName, slot);
+                    }
+                    // Slot rule 4: the Instance names this node but this node never claimed the
+                    // slot (a hand edit or a forged holder): some other node may use it.
+                    throw new AllocationException(
+                        AllocationException.Reason.HELD_ELSEWHERE,
+                        "device "
+                            + slot
+                            + " is not free: the Instance "
+                            + (held instanceof SlotUsage.Free ? "named" : "names")
+                            + " node "
+                            + node
+                            + " as its holder but node "
+                            + node
+                            + " never claimed it (edited by hand?)");
+                  }
                   usage.put(slot, wanted);
                 }
                 return Optional.of(instance.withUsage(usage));
@@ -265,6 +295,10 @@ public final class NodeResources implements InstanceStore.Listener {
       for (String slot : slots) {
         claims.hold(instanceName, slot, usageFor.apply(slot));
       }
+      granted = true;
+      // The write's own store event may have been published before the record held the slots,
+      // showing them not grantable (not this node's): publish again.
+      refresh(instanceName);
       return result.orElseThrow();
     } catch (StoreException e) {
       lastLost = !(e instanceof StoreException.Unavailable);
@@ -277,6 +311,9 @@ public final class NodeResources implements InstanceStore.Listener {
       }
       throw e;
     } finally {
+      if (!granted) {
+        slots.forEach(slot -> claims.claimFailed(instanceName, slot));
+      }
       int conflicts = attempts[0] - 1 + (lastLost ? 1 : 0);
       if (conflicts > 0) {
         report(new SlotConflict.LostWrites(instanceName, conflicts));

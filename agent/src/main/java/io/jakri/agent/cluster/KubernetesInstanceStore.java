@@ -47,8 +47,11 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>Each node's own record of its claims ({@code LocalClaims}: Allocate grants, PodResources
- *       in-use reports, what the store showed) is written back into any Instance lacking them
- *       ({@code ClaimKeeper}), and travels with every write that lists the node in {@code nodes}.
+ *       in-use reports, the claims of its node the store showed when it first saw the Instance) is
+ *       written back into any Instance lacking them or naming another holder ({@code ClaimKeeper}),
+ *       and travels with every write that lists the node in {@code nodes}. A node grants and frees
+ *       only slots that are free or in its record (slot rule 4): a holder named by someone else is
+ *       not a claim.
  *   <li>{@link #create} of an Instance this agent saw deleted restores the claims (and holders) the
  *       deleted state carried ({@code Tombstones}).
  *   <li>Only a holder frees its slot: this store records the slots its node frees in {@link

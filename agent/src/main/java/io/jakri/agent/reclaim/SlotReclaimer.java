@@ -32,16 +32,19 @@ import org.slf4j.LoggerFactory;
  * claimed in Allocate would stay taken forever.
  *
  * <p>Each round: ask PodResources which devices are in use, then look at every slot of every stored
- * Instance held by this node ({@link SlotUsage.NodeUse} or {@link SlotUsage.ClassUse} of this
- * node). A held slot is <em>in use</em> when its id (or, for a class claim, its class device id)
- * appears in PodResources under any resource: under {@code akri.sh/<instance>} for a node claim,
- * under a class resource for a class claim, and, to stay on the safe side when the two disagree,
- * under the other kind too. A held slot not in use becomes a <em>candidate</em>; a candidate that
- * is still held the same way and still unused in a round at least {@code grace} after it was first
- * seen is freed. So a slot is freed only when it was held continuously, the same way, and seen
- * unused in successful PodResources answers spanning at least the grace period. The grace also
- * covers the window in which Allocate has claimed a slot but the kubelet does not list the
- * container yet.
+ * Instance held by this node ({@link SlotUsage.NodeUse} or {@link SlotUsage.ClassUse} of this node)
+ * that this node's own record ({@link LocalClaims}) holds the same way. A slot the Instance names
+ * for this node that this node never claimed (a hand edit or a forged holder) is never freed here:
+ * this node's free would carry its release entry and let every node take a slot that another node's
+ * pod may use (slot rule 4 in docs/operations.md). A held slot is <em>in use</em> when its id (or,
+ * for a class claim, its class device id) appears in PodResources under any resource: under {@code
+ * akri.sh/<instance>} for a node claim, under a class resource for a class claim, and, to stay on
+ * the safe side when the two disagree, under the other kind too. A held slot not in use becomes a
+ * <em>candidate</em>; a candidate that is still held the same way and still unused in a round at
+ * least {@code grace} after it was first seen is freed. So a slot is freed only when it was held
+ * continuously, the same way, and seen unused in successful PodResources answers spanning at least
+ * the grace period. The grace also covers the window in which Allocate has claimed a slot but the
+ * kubelet does not list the container yet.
  *
  * <p>A candidate is dropped (its timer reset) when its slot is seen in use, seen held differently
  * or not at all, or when the store reports any change of that slot's usage (this catches "freed and
@@ -104,30 +107,8 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
    * @param scheduler runs the rounds (shared; not shut down by this class)
    * @param grace how long a held slot must be seen unused before it is freed
    * @param period time between the end of one round and the start of the next
-   */
-  public SlotReclaimer(
-      String node,
-      PodResourcesClient podResources,
-      InstanceUpdates updates,
-      ScheduledExecutorService scheduler,
-      Clock clock,
-      Duration grace,
-      Duration period) {
-    this(
-        node,
-        podResources,
-        updates,
-        scheduler,
-        clock,
-        grace,
-        period,
-        new LocalClaims(node),
-        (resource, id) -> Optional.empty());
-  }
-
-  /**
    * @param claims this node's record of the slots it holds (told what PodResources reports in use
-   *     and what this reclaimer frees)
+   *     and what this reclaimer frees); only slots it holds are ever freed
    * @param usageOf the slot usage a device in use stands for (resource name, device id), empty for
    *     devices that are not slots of this node's resources
    */
@@ -252,9 +233,18 @@ public final class SlotReclaimer implements InstanceStore.Listener, AutoCloseabl
     Set<SlotKey> held = new HashSet<>();
     Map<SlotKey, Candidate> due = new LinkedHashMap<>();
     for (Instance instance : instances) {
+      Map<String, SlotUsage> recorded = null;
       for (Map.Entry<String, SlotUsage> slot : instance.deviceUsage().entrySet()) {
         SlotUsage usage = slot.getValue();
         if (!usage.heldBy(node)) {
+          continue;
+        }
+        if (recorded == null) {
+          recorded = claims.held(instance.name());
+        }
+        if (!usage.equals(recorded.get(slot.getKey()))) {
+          // Not this node's claim (named for it by someone else, slot rule 4): freeing it with
+          // this node's release entry would let every node take a slot another node may use.
           continue;
         }
         SlotKey key = new SlotKey(instance.name(), slot.getKey());

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A device of capacity 1 seen by two nodes, its slot in use by a running pod on n1 (the kubelet
  * emulator's PodResources reports it), then the Instance object is lost: deleted, replaced with an
- * empty {@code deviceUsage}, or its slot freed by hand. Meanwhile n2 is asked, again and again, to
+ * empty {@code deviceUsage}, its slot freed by hand, or its slot given by hand to n2 (a node that
+ * never claimed it) or to a node that does not exist. Meanwhile n2 is asked, again and again, to
  * allocate that slot. n2 must refuse every time, n1's claim must come back into the object, and a
  * pod on n2 asking for the device must not be admitted.
  */
@@ -115,18 +116,47 @@ class ClaimsSurviveInstanceLossIT {
 
   @Test
   void slotFreedByHandWhileInUseIsClaimedAgainAndNotGrantedElsewhere() {
+    loseAndCheck(() -> setSlot(""));
+  }
+
+  @Test
+  void slotGivenToAnotherNodeByHandIsNotGrantedThereAndItsHolderWritesItBack() {
+    loseAndCheck(() -> setSlot("n2"));
+  }
+
+  @Test
+  void slotGivenToANodeThatDoesNotExistIsWrittenBackByItsHolder() {
+    loseAndCheck(() -> setSlot("ghost"));
+  }
+
+  @Test
+  void slotGivenToAnotherNodeByHandAndThenFreedIsNotGrantedThere() {
     loseAndCheck(
-        () ->
-            cluster
-                .admin
-                .resources(Instance.class)
-                .inNamespace(cluster.ns)
-                .withName(name)
-                .patch(
-                    PatchContext.of(PatchType.JSON),
-                    "[{\"op\":\"replace\",\"path\":\"/spec/deviceUsage/"
-                        + slot
-                        + "\",\"value\":\"\"}]"));
+        () -> {
+          long forged = Long.parseLong(setSlot("n2").getMetadata().getResourceVersion());
+          // n2 has seen the forged holder (or n1's claim written back over it) before the free.
+          await()
+              .atMost(Duration.ofSeconds(10))
+              .until(
+                  () ->
+                      cluster.agent("n2").instances().get(name).orElseThrow().version() >= forged);
+          setSlot("");
+        });
+  }
+
+  private Instance setSlot(String value) {
+    return cluster
+        .admin
+        .resources(Instance.class)
+        .inNamespace(cluster.ns)
+        .withName(name)
+        .patch(
+            PatchContext.of(PatchType.JSON),
+            "[{\"op\":\"replace\",\"path\":\"/spec/deviceUsage/"
+                + slot
+                + "\",\"value\":\""
+                + value
+                + "\"}]");
   }
 
   /**
@@ -177,11 +207,16 @@ class ClaimsSurviveInstanceLossIT {
   }
 
   private boolean seenHeldByN1(String node) throws Exception {
+    return seenHeldBy(node, "n1");
+  }
+
+  /** Whether {@code node}'s agent sees the slot held by {@code holder} through its resource. */
+  private boolean seenHeldBy(String node, String holder) throws Exception {
     return cluster
         .agent(node)
         .instances()
         .get(name)
-        .map(i -> new SlotUsage.NodeUse("n1").equals(i.deviceUsage().get(slot)))
+        .map(i -> new SlotUsage.NodeUse(holder).equals(i.deviceUsage().get(slot)))
         .orElse(false);
   }
 }

@@ -137,8 +137,8 @@ class LocalClaimsTest {
 
   @Test
   void aSlotTheReclaimerFreesLeavesTheRecordAndIsNotWrittenBack() throws Exception {
-    set(SLOT0, new SlotUsage.NodeUse(NODE));
-    assertThat(claims.held(INSTANCE)).containsKey(SLOT0); // learned from the store
+    claims.hold(INSTANCE, SLOT0, new SlotUsage.NodeUse(NODE)); // as Allocate records a grant
+    await().atMost(Duration.ofSeconds(5)).until(() -> usage(SLOT0).heldBy(NODE));
 
     reclaimer.runOnce();
     clock.advance(GRACE);
@@ -154,14 +154,105 @@ class LocalClaimsTest {
   }
 
   @Test
-  void anUnusedClaimTheInstanceShowsHeldByAnotherNodeIsForgotten() throws Exception {
+  void aClaimGivenToAnotherNodeByHandIsWrittenBackOnceThenAnUnusedOneIsForgotten()
+      throws Exception {
     claims.hold(INSTANCE, SLOT1, new SlotUsage.NodeUse(NODE));
     await().atMost(Duration.ofSeconds(5)).until(() -> usage(SLOT1).heldBy(NODE));
-    set(SLOT1, new SlotUsage.NodeUse("node-b")); // e.g. edited by hand to another node
 
-    reclaimer.runOnce();
+    set(SLOT1, new SlotUsage.NodeUse("node-b")); // a hand edit: node-b never claimed it
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> new SlotUsage.NodeUse(NODE).equals(usage(SLOT1)));
 
+    // The same other holder again (as when two nodes both record the slot): left alone, so two
+    // agents never overwrite each other in a loop (write-backs run on the single write thread).
+    set(SLOT1, new SlotUsage.NodeUse("node-b"));
+    writes.submit(() -> {}).get();
+    assertThat(usage(SLOT1)).isEqualTo(new SlotUsage.NodeUse("node-b"));
+
+    reclaimer.runOnce(); // no container uses it here: nothing to protect, nothing to write back
     assertThat(claims.held(INSTANCE)).doesNotContainKey(SLOT1);
     assertThat(usage(SLOT1)).isEqualTo(new SlotUsage.NodeUse("node-b"));
+  }
+
+  @Test
+  void aSlotNamedForThisNodeByHandIsDisownedNotGrantedAndNotFreed() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    set(SLOT0, mine); // this node never claimed it
+
+    assertThat(claims.held(INSTANCE)).doesNotContainKey(SLOT0);
+    assertThat(claims.grantable(INSTANCE, SLOT0, mine, mine)).isFalse();
+    reclaimer.runOnce();
+    clock.advance(GRACE.multipliedBy(2));
+    reclaimer.runOnce();
+    assertThat(usage(SLOT0)).isEqualTo(mine);
+
+    // Freed by hand afterwards: still not this node's to grant (its real holder may use it).
+    set(SLOT0, SlotUsage.Free.INSTANCE);
+    assertThat(claims.grantable(INSTANCE, SLOT0, SlotUsage.Free.INSTANCE, mine)).isFalse();
+    // Until the store shows its holder.
+    set(SLOT0, new SlotUsage.NodeUse("node-b"));
+    set(SLOT0, SlotUsage.Free.INSTANCE);
+    assertThat(claims.grantable(INSTANCE, SLOT0, SlotUsage.Free.INSTANCE, mine)).isTrue();
+  }
+
+  @Test
+  void claimsOfThisNodeAnInstanceShowsWhenFirstSeenAreAdopted() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    set(SLOT0, mine); // written before this (restarted) agent started
+    LocalClaims restarted = new LocalClaims(NODE);
+    new ClaimKeeper(restarted, updates, writes).start();
+
+    set(SLOT1, new SlotUsage.NodeUse("node-b")); // the first state the new keeper sees
+    assertThat(restarted.held(INSTANCE)).containsEntry(SLOT0, mine);
+    assertThat(restarted.grantable(INSTANCE, SLOT0, mine, mine)).isTrue();
+
+    set(SLOT1, mine); // after that: never claimed by this node
+    assertThat(restarted.held(INSTANCE)).doesNotContainKey(SLOT1);
+    assertThat(restarted.grantable(INSTANCE, SLOT1, mine, mine)).isFalse();
+  }
+
+  @Test
+  void theStoreEchoOfThisNodesOwnClaimIsNotDisowned() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    claims.claiming(INSTANCE, SLOT0, mine); // as Allocate announces its write
+
+    set(SLOT0, mine); // the write's echo, seen before the grant is recorded
+    assertThat(claims.disowned(INSTANCE, SLOT0)).isFalse();
+    claims.hold(INSTANCE, SLOT0, mine);
+    assertThat(claims.grantable(INSTANCE, SLOT0, mine, mine)).isTrue();
+  }
+
+  /**
+   * The echo of this node's own claim observed on another thread while the grant is recorded (the
+   * watch thread against the gRPC thread): it must see the claim as being written or as held, never
+   * neither. Before the record took one lock, the echo could read "not held" before {@code hold}
+   * and "not being written" after it, and disowned the slot just granted (ClusterCostIT's
+   * allocate-and-free loop refused an Allocate with "never claimed it").
+   */
+  @Test
+  void theEchoRacingTheGrantOnAnotherThreadIsNeverDisowned() throws Exception {
+    SlotUsage mine = new SlotUsage.NodeUse(NODE);
+    ExecutorService echoes = Executors.newSingleThreadExecutor();
+    try {
+      for (int i = 0; i < 20_000; i++) {
+        LocalClaims record = new LocalClaims(NODE);
+        record.observe(INSTANCE, SLOT0, SlotUsage.Free.INSTANCE, true);
+        record.claiming(INSTANCE, SLOT0, mine);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.Future<Boolean> echo =
+            echoes.submit(
+                () -> {
+                  go.await();
+                  return record.observe(INSTANCE, SLOT0, mine, false);
+                });
+        go.countDown();
+        record.hold(INSTANCE, SLOT0, mine);
+        assertThat(echo.get()).as("round %d", i).isFalse();
+        assertThat(record.grantable(INSTANCE, SLOT0, mine, mine)).as("round %d", i).isTrue();
+      }
+    } finally {
+      echoes.shutdownNow();
+    }
   }
 }

@@ -3,6 +3,7 @@ package io.jakri.agent.reclaim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.jakri.agent.MutableClock;
+import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -34,6 +35,7 @@ class SlotReclaimerTest {
   private final InMemoryInstanceStore store = new InMemoryInstanceStore();
   private final InstanceUpdates updates =
       new InstanceUpdates(store, new Random(1), 5, Duration.ofMillis(1));
+  private final LocalClaims claims = new LocalClaims(NODE);
   private ScheduledExecutorService scheduler;
   private SlotReclaimer reclaimer;
 
@@ -42,7 +44,16 @@ class SlotReclaimerTest {
     scheduler = Executors.newSingleThreadScheduledExecutor();
     // A period far beyond any test: rounds run only when a test calls runOnce().
     reclaimer =
-        new SlotReclaimer(NODE, kubelet, updates, scheduler, clock, GRACE, Duration.ofHours(1));
+        new SlotReclaimer(
+            NODE,
+            kubelet,
+            updates,
+            scheduler,
+            clock,
+            GRACE,
+            Duration.ofHours(1),
+            claims,
+            (resource, id) -> Optional.empty());
     reclaimer.start();
     store.create(Instance.create(INSTANCE, "cam", 2, true, NODE, Map.of()));
   }
@@ -53,7 +64,18 @@ class SlotReclaimerTest {
     scheduler.shutdownNow();
   }
 
+  /** Sets a slot's usage as its holder's own write does: this node's record follows its claims. */
   private void hold(String slot, SlotUsage usage) throws StoreException {
+    if (usage.heldBy(NODE)) {
+      claims.hold(INSTANCE, slot, usage);
+    } else {
+      claims.release(INSTANCE, slot);
+    }
+    set(slot, usage);
+  }
+
+  /** Sets a slot's usage in the store only, as a hand edit does. */
+  private void set(String slot, SlotUsage usage) throws StoreException {
     updates.apply(
         INSTANCE,
         current -> {
@@ -180,6 +202,19 @@ class SlotReclaimerTest {
     after(GRACE.multipliedBy(5));
     assertThat(usage(SLOT0)).isEqualTo(new SlotUsage.NodeUse("node-b"));
     assertThat(usage(SLOT1)).isEqualTo(new SlotUsage.ClassUse(SLOT1, "node-b"));
+    assertThat(reclaimer.reclaimed()).isZero();
+  }
+
+  @Test
+  void aSlotNamedForThisNodeThatThisNodeNeverClaimedIsNeverFreed() throws Exception {
+    // A hand edit or a forged holder: freeing it would record this node's release and let every
+    // node take a slot another node's pod may use.
+    set(SLOT0, new SlotUsage.NodeUse(NODE));
+    set(SLOT1, new SlotUsage.ClassUse(SLOT1, NODE));
+    reclaimer.runOnce();
+    after(GRACE.multipliedBy(3));
+    assertThat(usage(SLOT0)).isEqualTo(new SlotUsage.NodeUse(NODE));
+    assertThat(usage(SLOT1)).isEqualTo(new SlotUsage.ClassUse(SLOT1, NODE));
     assertThat(reclaimer.reclaimed()).isZero();
   }
 

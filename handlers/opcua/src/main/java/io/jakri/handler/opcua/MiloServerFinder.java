@@ -1,5 +1,6 @@
 package io.jakri.handler.opcua;
 
+import static org.eclipse.milo.opcua.stack.core.types.builtin.unsigned.Unsigned.ubyte;
 import static org.eclipse.milo.opcua.stack.core.types.builtin.unsigned.Unsigned.uint;
 
 import java.time.Duration;
@@ -8,16 +9,30 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import org.eclipse.milo.opcua.stack.client.DiscoveryClient;
+import org.eclipse.milo.opcua.stack.client.UaStackClient;
+import org.eclipse.milo.opcua.stack.client.UaStackClientConfig;
+import org.eclipse.milo.opcua.stack.core.UaException;
+import org.eclipse.milo.opcua.stack.core.security.SecurityPolicy;
+import org.eclipse.milo.opcua.stack.core.transport.TransportProfile;
 import org.eclipse.milo.opcua.stack.core.types.builtin.LocalizedText;
 import org.eclipse.milo.opcua.stack.core.types.enumerated.ApplicationType;
+import org.eclipse.milo.opcua.stack.core.types.enumerated.MessageSecurityMode;
 import org.eclipse.milo.opcua.stack.core.types.structured.ApplicationDescription;
+import org.eclipse.milo.opcua.stack.core.types.structured.EndpointDescription;
+import org.eclipse.milo.opcua.stack.core.types.structured.FindServersResponse;
 
 /**
  * FindServers through Eclipse Milo's {@link DiscoveryClient}: one TCP connection per call (Hello,
  * OpenSecureChannel with SecurityPolicy None, FindServers, CloseSecureChannel), on the shared
  * {@link MiloTransport} and with the agent's scheduler as Milo's executor, so nothing blocks and
  * Milo's static thread pools stay unused. Answers are bounded by Milo's default encoding limits (2
- * MiB per message, 65,535 array entries). Thread-safe.
+ * MiB per message, 65,535 array entries).
+ *
+ * <p>Each call makes one Milo client (about 0.6 MB allocated, 0.3 MB live until it ends: every
+ * client registers Milo's built-in type codecs twice), and the client is disconnected however the
+ * returned future completes: with the answer, with Milo's own failure, or by the caller giving up
+ * (deadline, close), so nothing of a request outlives it by more than Milo's next timeout.
+ * Thread-safe.
  */
 final class MiloServerFinder implements ServerFinder {
 
@@ -39,22 +54,61 @@ final class MiloServerFinder implements ServerFinder {
 
   @Override
   public CompletableFuture<List<Application>> findServers(OpcTcpUrl url) {
+    UaStackClient client;
     try {
-      return DiscoveryClient.findServers(
-              url.text(),
-              config ->
-                  config
-                      .setEventLoop(transport.eventLoop())
-                      .setWheelTimer(transport.timer())
-                      .setExecutor(scheduler)
-                      .setScheduledExecutor(scheduler)
-                      .setConnectTimeout(uint(connectTimeout.toMillis()))
-                      .setAcknowledgeTimeout(uint(connectTimeout.toMillis()))
-                      .setRequestTimeout(uint(requestTimeout.toMillis())))
-          .thenApply(list -> list.stream().map(MiloServerFinder::application).toList());
-    } catch (RuntimeException e) {
+      client = UaStackClient.create(config(url));
+    } catch (UaException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+    CompletableFuture<List<Application>> result = new CompletableFuture<>();
+    // However it ends, the client goes (a no-op when it never connected).
+    result.whenComplete((apps, error) -> client.disconnect());
+    try {
+      new DiscoveryClient(client)
+          .connect()
+          .thenCompose(discovery -> discovery.findServers(url.text(), new String[0], new String[0]))
+          .whenComplete(
+              (response, error) -> {
+                if (error != null) {
+                  result.completeExceptionally(error);
+                } else {
+                  result.complete(applications(response));
+                }
+              });
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+    }
+    return result;
+  }
+
+  private UaStackClientConfig config(OpcTcpUrl url) {
+    EndpointDescription endpoint =
+        new EndpointDescription(
+            url.text(),
+            null,
+            null,
+            MessageSecurityMode.None,
+            SecurityPolicy.None.getUri(),
+            null,
+            TransportProfile.TCP_UASC_UABINARY.getUri(),
+            ubyte(0));
+    return UaStackClientConfig.builder()
+        .setEndpoint(endpoint)
+        .setEventLoop(transport.eventLoop())
+        .setWheelTimer(transport.timer())
+        .setExecutor(scheduler)
+        .setScheduledExecutor(scheduler)
+        .setConnectTimeout(uint(connectTimeout.toMillis()))
+        .setAcknowledgeTimeout(uint(connectTimeout.toMillis()))
+        .setRequestTimeout(uint(requestTimeout.toMillis()))
+        .build();
+  }
+
+  private static List<Application> applications(FindServersResponse response) {
+    ApplicationDescription[] servers = response.getServers();
+    return servers == null
+        ? List.of()
+        : Arrays.stream(servers).map(MiloServerFinder::application).toList();
   }
 
   static Application application(ApplicationDescription description) {

@@ -15,7 +15,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class MiloTransport {
 
-  /** What one discovery holds while it runs; closing it gives the transport back. */
+  /**
+   * What one discovery holds while it runs; closing it gives the transport back, after which its
+   * getters throw {@link IllegalStateException}.
+   */
   interface Lease extends AutoCloseable {
     NioEventLoopGroup eventLoop();
 
@@ -39,29 +42,46 @@ final class MiloTransport {
     NioEventLoopGroup loop = eventLoop;
     HashedWheelTimer wheel = timer;
     return new Lease() {
-      private boolean closed;
+      // Guarded by MiloTransport.this; null once closed, so a closed lease (which its discovery
+      // may outlive) references neither the stopped loop nor the stopped timer, whose unprocessed
+      // timeouts would otherwise keep the clients that were in flight reachable.
+      private NioEventLoopGroup leasedLoop = loop;
+      private HashedWheelTimer leasedTimer = wheel;
 
       @Override
       public NioEventLoopGroup eventLoop() {
-        return loop;
+        synchronized (MiloTransport.this) {
+          return open(leasedLoop);
+        }
       }
 
       @Override
       public HashedWheelTimer timer() {
-        return wheel;
+        synchronized (MiloTransport.this) {
+          return open(leasedTimer);
+        }
       }
 
       @Override
       public void close() {
         synchronized (MiloTransport.this) {
-          if (closed) {
+          if (leasedLoop == null) {
             return;
           }
-          closed = true;
+          leasedLoop = null;
+          leasedTimer = null;
           release();
         }
       }
     };
+  }
+
+  private static <T> T open(T leased) {
+    if (leased == null) {
+      // Never null: Milo would fall back to its static shared pools.
+      throw new IllegalStateException("the OPC UA transport lease was closed");
+    }
+    return leased;
   }
 
   /** Whether threads are running (for tests). */

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -31,7 +32,11 @@ import org.slf4j.LoggerFactory;
  * {@code pollInterval} later; after consecutive failures the delay doubles up to {@link
  * #MAX_BACKOFF} (or the interval, if longer). A URL that fails contributes nothing at once, so the
  * servers found through it leave the next snapshot (the agent marks them Unhealthy). At most {@link
- * #MAX_IN_FLIGHT} requests of one Configuration run at the same time; the rest wait their turn.
+ * #MAX_IN_FLIGHT} requests of one Configuration run at the same time, and each needs one of the
+ * handler's {@link RequestSlots} (shared with its other Configurations, handed out in turns); the
+ * rest wait their turn, oldest first. A request that has not ended at the deadline is given up
+ * (completing its future tells the finder to let its connection go); closing gives up every request
+ * in flight, so nothing of a closed discovery stays referenced by a timer or a slot.
  *
  * <p>Threading: all work runs on the agent's scheduler and never waits for the network: requests
  * are futures completed by the OPC UA client, and their results are handled back on the scheduler.
@@ -65,6 +70,8 @@ final class OpcuaDiscovery implements Discovery {
   private final ServerFinder finder;
   private final HostResolver resolver;
   private final Duration deadline;
+  private final RequestSlots slots;
+  private final RequestSlots.Waiter waiter = this::granted;
   private final Runnable onClose;
 
   private final Object lock = new Object();
@@ -84,6 +91,9 @@ final class OpcuaDiscovery implements Discovery {
     int failures;
     List<OpcTcpUrl> found = List.of();
     ScheduledFuture<?> next;
+    // The request in flight and its deadline, while busy.
+    CompletableFuture<List<Application>> request;
+    ScheduledFuture<?> backstop;
 
     Target(OpcTcpUrl url) {
       this.url = url;
@@ -98,6 +108,7 @@ final class OpcuaDiscovery implements Discovery {
       ServerFinder finder,
       HostResolver resolver,
       Duration deadline,
+      RequestSlots slots,
       Runnable onClose) {
     this.configuration = Objects.requireNonNull(configuration, "configuration");
     this.details = Objects.requireNonNull(details, "details");
@@ -106,6 +117,7 @@ final class OpcuaDiscovery implements Discovery {
     this.finder = Objects.requireNonNull(finder, "finder");
     this.resolver = Objects.requireNonNull(resolver, "resolver");
     this.deadline = Objects.requireNonNull(deadline, "deadline");
+    this.slots = Objects.requireNonNull(slots, "slots");
     this.onClose = Objects.requireNonNull(onClose, "onClose");
     for (OpcTcpUrl url : details.discoveryUrls()) {
       targets.add(new Target(url));
@@ -138,18 +150,67 @@ final class OpcuaDiscovery implements Discovery {
   }
 
   private void poll(Target target) {
+    List<Target> start;
     synchronized (lock) {
       if (closed || target.busy || target.queued) {
         return;
       }
-      if (inFlight >= MAX_IN_FLIGHT) {
-        target.queued = true;
-        waiting.add(target);
-        return;
-      }
-      target.busy = true;
-      inFlight++;
+      target.queued = true;
+      waiting.add(target);
+      start = dispatch();
     }
+    start.forEach(this::request);
+  }
+
+  /**
+   * Holding lock: takes the URLs that may start now (oldest first) while this Configuration is
+   * under its own cap and the handler has a slot; when the handler has none, this discovery waits
+   * in line for one ({@link #granted}).
+   */
+  private List<Target> dispatch() {
+    List<Target> start = new ArrayList<>();
+    while (!waiting.isEmpty() && inFlight < MAX_IN_FLIGHT && slots.acquireOrWait(waiter)) {
+      start.add(take());
+    }
+    return start;
+  }
+
+  // Holding lock, with a slot for it.
+  private Target take() {
+    Target target = waiting.poll();
+    target.queued = false;
+    target.busy = true;
+    inFlight++;
+    return target;
+  }
+
+  /**
+   * The handler handed this discovery a slot; used on the scheduler, never on the giver's thread.
+   */
+  private void granted() {
+    try {
+      scheduler.execute(this::useGrant);
+    } catch (RejectedExecutionException e) {
+      slots.release(); // the agent is shutting down
+    }
+  }
+
+  private void useGrant() {
+    List<Target> start = new ArrayList<>();
+    synchronized (lock) {
+      if (!closed && !waiting.isEmpty() && inFlight < MAX_IN_FLIGHT) {
+        start.add(take());
+        start.addAll(dispatch()); // queues this discovery again if more URLs wait
+      }
+    }
+    if (start.isEmpty()) {
+      slots.release();
+    }
+    start.forEach(this::request);
+  }
+
+  /** Starts FindServers on a busy target that holds a slot; not holding lock. */
+  private void request(Target target) {
     CompletableFuture<List<Application>> request;
     try {
       request = finder.findServers(target.url);
@@ -164,17 +225,40 @@ final class OpcuaDiscovery implements Discovery {
                 answer.completeExceptionally(
                     new TimeoutException("no answer in " + deadline.toMillis() + " ms")),
             deadline);
+    boolean abandoned;
+    synchronized (lock) {
+      abandoned = closed;
+      if (!abandoned) {
+        target.request = answer;
+        target.backstop = backstop;
+      }
+    }
+    if (abandoned) {
+      giveUp(answer, backstop);
+    }
     answer.whenComplete(
         (apps, error) -> {
           if (backstop != null) {
             backstop.cancel(false);
           }
+          slots.release();
           try {
             scheduler.execute(() -> finish(target, apps, error));
           } catch (RejectedExecutionException e) {
             // The agent is shutting down.
+            synchronized (lock) {
+              target.busy = false;
+              inFlight--;
+            }
           }
         });
+  }
+
+  private static void giveUp(CompletableFuture<?> request, ScheduledFuture<?> backstop) {
+    if (backstop != null) {
+      backstop.cancel(false);
+    }
+    request.completeExceptionally(new CancellationException("discovery closed"));
   }
 
   private void finish(Target target, List<Application> apps, Throwable error) {
@@ -188,8 +272,11 @@ final class OpcuaDiscovery implements Discovery {
         error = e;
       }
     }
+    List<Target> start;
     synchronized (lock) {
       target.busy = false;
+      target.request = null;
+      target.backstop = null;
       inFlight--;
       if (closed) {
         return;
@@ -221,13 +308,10 @@ final class OpcuaDiscovery implements Discovery {
         log(target, selection);
       }
       target.next = schedule(() -> poll(target), delay(details.pollInterval(), target.failures));
-      Target queued = waiting.poll();
-      if (queued != null) {
-        queued.queued = false;
-        schedule(() -> poll(queued), Duration.ZERO);
-      }
+      start = dispatch();
       report();
     }
+    start.forEach(this::request);
   }
 
   private void log(Target target, ServerSelection selection) {
@@ -337,6 +421,7 @@ final class OpcuaDiscovery implements Discovery {
 
   @Override
   public void close() {
+    List<Runnable> giveUps = new ArrayList<>();
     synchronized (lock) {
       if (closed) {
         return;
@@ -346,9 +431,18 @@ final class OpcuaDiscovery implements Discovery {
         if (target.next != null) {
           target.next.cancel(false);
         }
+        if (target.request != null) {
+          CompletableFuture<?> request = target.request;
+          ScheduledFuture<?> backstop = target.backstop;
+          giveUps.add(() -> giveUp(request, backstop));
+        }
       }
       waiting.clear();
     }
+    slots.forget(waiter);
+    // Given up now rather than at their deadline: their slots go back to the handler and the
+    // finder lets their clients go while the shared transport still runs.
+    giveUps.forEach(Runnable::run);
     onClose.run();
   }
 }

@@ -18,8 +18,9 @@ import org.pf4j.Extension;
  * OpcuaDiscovery#DISCOVERY_URL_PROPERTY} property are its discovery URL (see {@link OpcuaDetails},
  * {@link ServerSelection}, {@link OpcuaDiscovery}).
  *
- * <p>Thread-safe. Its one piece of state is the {@link MiloTransport} that all its discoveries
- * share (one I/O thread and one timer thread, only while at least one discovery runs).
+ * <p>Thread-safe. Its state is what all its discoveries share: the {@link MiloTransport} (one I/O
+ * thread and one timer thread, only while at least one discovery runs) and the {@link RequestSlots}
+ * that bound their requests in flight together to {@value #MAX_REQUESTS}.
  */
 @Extension
 public final class OpcuaHandler implements DiscoveryHandler {
@@ -33,7 +34,14 @@ public final class OpcuaHandler implements DiscoveryHandler {
   /** When a request is given up regardless of the client's own timeouts. */
   static final Duration DEADLINE = CONNECT_TIMEOUT.plus(REQUEST_TIMEOUT).plusSeconds(4);
 
+  /**
+   * Most FindServers requests in flight over all the handler's Configurations together (each holds
+   * an OPC UA client of about 0.3 MB and a connection while it runs).
+   */
+  static final int MAX_REQUESTS = 32;
+
   private final MiloTransport transport = new MiloTransport();
+  private final RequestSlots slots = new RequestSlots(MAX_REQUESTS);
   private final BiFunction<DiscoveryContext, MiloTransport.Lease, ServerFinder> finders;
   private final HostResolver resolver;
 
@@ -79,6 +87,7 @@ public final class OpcuaHandler implements DiscoveryHandler {
               finders.apply(context, lease),
               resolver,
               DEADLINE,
+              slots,
               lease::close);
     } catch (RuntimeException e) {
       lease.close();
@@ -86,6 +95,11 @@ public final class OpcuaHandler implements DiscoveryHandler {
     }
     discovery.start();
     return discovery;
+  }
+
+  /** Request slots in use over all discoveries (for tests). */
+  int requestsInFlight() {
+    return slots.used();
   }
 
   /** Whether the shared I/O and timer threads run (for tests). */

@@ -21,6 +21,7 @@ class OpcuaDiscoveryTest {
   private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2);
   private final RecordingListener listener = new RecordingListener();
   private final AtomicInteger closes = new AtomicInteger();
+  private final RequestSlots slots = new RequestSlots(OpcuaHandler.MAX_REQUESTS);
 
   /** Every request, in order, with the future the finder handed out. */
   private final List<Map.Entry<String, CompletableFuture<List<Application>>>> requests =
@@ -48,6 +49,7 @@ class OpcuaDiscoveryTest {
             finder,
             host -> true,
             deadline,
+            slots,
             closes::incrementAndGet);
     discovery.start();
     return discovery;
@@ -160,6 +162,20 @@ class OpcuaDiscoveryTest {
 
     await().during(Duration.ofMillis(300)).until(() -> listener.snapshots().isEmpty());
     assertThat(closes.get()).isEqualTo(1);
+  }
+
+  @Test
+  void closeGivesUpEveryRequestInFlightAndItsSlotAtOnce() throws Exception {
+    OpcuaDiscovery discovery =
+        start(yaml(1, "opc.tcp://a:1/", "opc.tcp://b:1/", "opc.tcp://c:1/"), Duration.ofMinutes(5));
+    await().atMost(Duration.ofSeconds(5)).until(() -> requests.size() == 3);
+    assertThat(slots.used()).isEqualTo(3);
+
+    discovery.close();
+
+    // Not at the deadline five minutes on: the finder lets its clients go, the handler its slots.
+    assertThat(requests).allSatisfy(r -> assertThat(r.getValue()).isCompletedExceptionally());
+    assertThat(slots.used()).isZero();
   }
 
   @Test

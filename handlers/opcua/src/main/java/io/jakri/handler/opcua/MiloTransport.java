@@ -39,41 +39,50 @@ final class MiloTransport {
       timer = new HashedWheelTimer(daemon("jakri-opcua-timer"), 50, TimeUnit.MILLISECONDS);
     }
     users++;
-    NioEventLoopGroup loop = eventLoop;
-    HashedWheelTimer wheel = timer;
-    return new Lease() {
-      // Guarded by MiloTransport.this; null once closed, so a closed lease (which its discovery
-      // may outlive) references neither the stopped loop nor the stopped timer, whose unprocessed
-      // timeouts would otherwise keep the clients that were in flight reachable.
-      private NioEventLoopGroup leasedLoop = loop;
-      private HashedWheelTimer leasedTimer = wheel;
+    return new Held(eventLoop, timer);
+  }
 
-      @Override
-      public NioEventLoopGroup eventLoop() {
-        synchronized (MiloTransport.this) {
-          return open(leasedLoop);
-        }
-      }
+  /**
+   * A lease. Its fields are its only references to the loop and the timer (no captured locals), and
+   * they are cleared on close, so a closed lease, which its discovery may outlive, references
+   * neither the stopped loop nor the stopped timer, whose unprocessed timeouts would otherwise keep
+   * the clients that were in flight reachable.
+   */
+  private final class Held implements Lease {
+    // Guarded by MiloTransport.this; null once closed.
+    private NioEventLoopGroup loop;
+    private HashedWheelTimer wheel;
 
-      @Override
-      public HashedWheelTimer timer() {
-        synchronized (MiloTransport.this) {
-          return open(leasedTimer);
-        }
-      }
+    Held(NioEventLoopGroup loop, HashedWheelTimer wheel) {
+      this.loop = loop;
+      this.wheel = wheel;
+    }
 
-      @Override
-      public void close() {
-        synchronized (MiloTransport.this) {
-          if (leasedLoop == null) {
-            return;
-          }
-          leasedLoop = null;
-          leasedTimer = null;
-          release();
-        }
+    @Override
+    public NioEventLoopGroup eventLoop() {
+      synchronized (MiloTransport.this) {
+        return open(loop);
       }
-    };
+    }
+
+    @Override
+    public HashedWheelTimer timer() {
+      synchronized (MiloTransport.this) {
+        return open(wheel);
+      }
+    }
+
+    @Override
+    public void close() {
+      synchronized (MiloTransport.this) {
+        if (loop == null) {
+          return;
+        }
+        loop = null;
+        wheel = null;
+        release();
+      }
+    }
   }
 
   private static <T> T open(T leased) {

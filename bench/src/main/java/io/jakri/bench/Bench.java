@@ -38,8 +38,8 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,fair,zeroconf,udev,opcua,controller,scale,floor] [--bench-jar PATH] [--keep]
- * [--work-root DIR]}.
+ * idle,cluster,writes,fair,zeroconf,udev,opcua,opcua-silent,controller,scale,floor] [--bench-jar
+ * PATH] [--keep] [--work-root DIR]}.
  */
 public final class Bench {
 
@@ -187,6 +187,7 @@ public final class Bench {
               "zeroconf",
               "udev",
               "opcua",
+              "opcua-silent",
               "controller");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
@@ -361,6 +362,14 @@ public final class Bench {
               new OpcuaBench(options, work, agentJvm, this::add)
                   .run(options.quick ? 5 : 15, options.quick ? 1 : 3)
                   .ifPresent(why -> notMeasured.put("opcua_discovery_to_advertised_ms", why)));
+    }
+    if (options.scenarios.contains("opcua-silent")) {
+      attempt(
+          "opcua_silent240_heap_after_gc_mb",
+          () -> {
+            // One run (about 100 s) whatever --runs says: the figures are sizes, not latencies.
+            new OpcuaSilentBench(options, work, agentJvm, this::add).run(0);
+          });
     }
     if (options.scenarios.contains("udev")) {
       attempt(
@@ -886,6 +895,25 @@ public final class Bench {
               "ms",
               "<= poll interval (1 s) + floor + 100 ms",
               Optional.of(v <= 1000 + f + 100)));
+    }
+    if (samples.containsKey("opcua_silent240_heap_after_gc_mb")) {
+      String t = "(floor = 1 silent URL, same agent)";
+      floor("opcua_silent240_heap_after_gc_mb", "opcua_silent1_heap_after_gc_mb", "MB", t);
+      floor("opcua_silent240_rss_mb", "opcua_silent1_rss_mb", "MB", t);
+      floor("opcua_silent240_threads", "opcua_silent1_threads", "threads", t);
+      double open = med("opcua_silent240_max_open_connections");
+      figures.add(
+          Figure.of(
+              "opcua_silent240_max_open_connections",
+              open,
+              "connections",
+              "<= 32 (the handler's bound)",
+              Optional.of(open <= 32)));
+      fig(
+          "opcua_silent_removed_heap_after_gc_mb",
+          "MB",
+          "(back to the floor after removal)",
+          Optional.empty());
     }
     if (samples.containsKey("udev_hotplug_to_advertised_ms")) {
       double v = med("udev_hotplug_to_advertised_ms");

@@ -128,6 +128,11 @@ final class HandlerAgentRun implements AutoCloseable {
     }
   }
 
+  /** The agent's JVM (RSS, threads, heap after GC). */
+  ChildJvm jvm() {
+    return agent;
+  }
+
   /** The agent's log file. */
   Path log() {
     return agent.log();

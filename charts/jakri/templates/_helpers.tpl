@@ -40,12 +40,22 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end }}
 
+{{/* The agent's ServiceAccount: serviceAccount.name, else <fullname>-agent; with rbac.enabled
+false (the chart makes no ServiceAccount) only serviceAccount.name, else none (the default one). */}}
 {{- define "jakri.agent.serviceAccountName" -}}
+{{- if .Values.rbac.enabled }}
 {{- default (printf "%s-agent" (include "jakri.fullname" .)) .Values.agent.serviceAccount.name }}
+{{- else }}
+{{- .Values.agent.serviceAccount.name }}
+{{- end }}
 {{- end }}
 
 {{- define "jakri.controller.serviceAccountName" -}}
+{{- if .Values.rbac.enabled }}
 {{- default (printf "%s-controller" (include "jakri.fullname" .)) .Values.controller.serviceAccount.name }}
+{{- else }}
+{{- .Values.controller.serviceAccount.name }}
+{{- end }}
 {{- end }}
 
 {{/* The directory inside the agent image that holds the bundled handler plugins. */}}
@@ -59,5 +69,103 @@ app.kubernetes.io/component: {{ .component }}
 {{ .Values.logFormat }}
 {{- else -}}
 {{- fail (printf "logFormat must be text or json, not %q" (toString .Values.logFormat)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Resources from a resources value: Kubernetes' requests, limits (and any other field, e.g. claims)
+as given, with Akri's memoryRequest, cpuRequest, memoryLimit and cpuLimit mapped onto
+requests/limits (they win over the same field in requests/limits). Empty when nothing is set.
+*/}}
+{{- define "jakri.resources" -}}
+{{- $akri := dict "memoryRequest" (list "requests" "memory") "cpuRequest" (list "requests" "cpu") "memoryLimit" (list "limits" "memory") "cpuLimit" (list "limits" "cpu") -}}
+{{- $out := dict -}}
+{{- $parts := dict "requests" (deepCopy (.requests | default dict)) "limits" (deepCopy (.limits | default dict)) -}}
+{{- range $key, $value := . -}}
+{{- if hasKey $akri $key -}}
+{{- if not (kindIs "invalid" $value) -}}
+{{- $target := index $akri $key -}}
+{{- $_ := set (index $parts (first $target)) (last $target) $value -}}
+{{- end -}}
+{{- else if not (has $key (list "requests" "limits")) -}}
+{{- $_ := set $out $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- range $part, $quantities := $parts -}}
+{{- with $quantities -}}
+{{- $_ := set $out $part . -}}
+{{- end -}}
+{{- end -}}
+{{- with $out -}}
+{{- toYaml . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A value of Akri's chart that names the same thing as a jakri value: Akri's when set (and not
+empty), else jakri's. Call with (list <akri parent map or nil> "<akri key>" <jakri value>). */}}
+{{- define "jakri.akriOr" -}}
+{{- $parent := index . 0 | default dict -}}
+{{- $akri := get $parent (index . 1) -}}
+{{- if or (kindIs "invalid" $akri) (eq (toString $akri) "") -}}
+{{- index . 2 -}}
+{{- else -}}
+{{- $akri -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Host paths of the agent: jakri's values, or Akri's agent.host.* when set. */}}
+{{- define "jakri.agent.devicePluginDir" -}}
+{{- include "jakri.akriOr" (list .Values.agent.host "kubeletDevicePlugins" .Values.agent.kubeletDevicePluginDir) -}}
+{{- end -}}
+
+{{- define "jakri.agent.podResourcesDir" -}}
+{{- include "jakri.akriOr" (list .Values.agent.host "kubeletPodResources" .Values.agent.kubeletPodResourcesDir) -}}
+{{- end -}}
+
+{{- define "jakri.agent.discoveryHandlersDir" -}}
+{{- include "jakri.akriOr" (list .Values.agent.host "discoveryHandlers" .Values.agent.discoveryHandlers.hostPath) -}}
+{{- end -}}
+
+{{/* The host directory mounted at /run/udev: Akri's agent.host.udev or udev.discovery.host.udev, else /run/udev. */}}
+{{- define "jakri.agent.udevRunDir" -}}
+{{- $discovery := include "jakri.akriOr" (list (dig "discovery" "host" dict (.Values.udev | default dict)) "udev" "/run/udev") -}}
+{{- include "jakri.akriOr" (list .Values.agent.host "udev" $discovery) -}}
+{{- end -}}
+
+{{/* Whether the agent gets the udev mounts: jakri's agent.udev / handlers.udev, or Akri's udev values. */}}
+{{- define "jakri.agent.udev" -}}
+{{- $udev := .Values.udev | default dict -}}
+{{- if or .Values.agent.udev.enabled .Values.handlers.udev.enabled (dig "configuration" "enabled" false $udev) (dig "discovery" "enabled" false $udev) (dig "host" "udev" "" (.Values.agent | default dict)) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the agent shares the node's network: agent.hostNetwork, or Akri's agent.full or onvif.discovery.enabled (Akri runs those on the host network). */}}
+{{- define "jakri.agent.hostNetwork" -}}
+{{- if or .Values.agent.hostNetwork .Values.agent.full (dig "discovery" "enabled" false (.Values.onvif | default dict)) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Metrics ports: jakri's, or Akri's prometheus.port (one port for both) when set. */}}
+{{- define "jakri.agent.metricsPort" -}}
+{{- include "jakri.akriOr" (list .Values.prometheus "port" .Values.agent.metrics.port) -}}
+{{- end -}}
+
+{{- define "jakri.controller.metricsPort" -}}
+{{- include "jakri.akriOr" (list .Values.prometheus "port" .Values.controller.metrics.port) -}}
+{{- end -}}
+
+{{/* PodMonitors: podMonitor.enabled, or Akri's prometheus.enabled. */}}
+{{- define "jakri.podMonitor" -}}
+{{- if or .Values.podMonitor.enabled (dig "enabled" false (.Values.prometheus | default dict)) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The uninstall hook: uninstallHook.enabled, and Akri's cleanupHook.enabled when set. */}}
+{{- define "jakri.uninstallHook" -}}
+{{- if and .Values.uninstallHook.enabled (dig "enabled" true (.Values.cleanupHook | default dict)) -}}
+true
 {{- end -}}
 {{- end -}}

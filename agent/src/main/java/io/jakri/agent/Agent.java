@@ -462,6 +462,8 @@ public final class Agent implements AutoCloseable {
    */
   @Override
   public void close() {
+    long began = System.nanoTime();
+    long cpuBefore = processCpuNanos();
     // CDI specs go first and beside the rest: thousands of files take seconds to remove, and a
     // SIGKILL at the end of the termination grace must not find them there (the next start removes
     // any that are, too). An Allocate answered meanwhile names no CDI device.
@@ -488,7 +490,18 @@ public final class Agent implements AutoCloseable {
     handlers.close();
     mode.close();
     threads.close();
-    LOG.info("jakri agent stopped");
+    LOG.info(
+        "jakri agent stopped in {} ms ({} ms CPU)",
+        (System.nanoTime() - began) / 1_000_000,
+        (processCpuNanos() - cpuBefore) / 1_000_000);
+  }
+
+  /** CPU time of the whole process so far (every thread), or 0 where the JVM does not say. */
+  private static long processCpuNanos() {
+    return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+            instanceof com.sun.management.OperatingSystemMXBean os
+        ? Math.max(0, os.getProcessCpuTime())
+        : 0;
   }
 
   private static void join(Thread thread) {

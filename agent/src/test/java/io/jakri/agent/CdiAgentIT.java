@@ -109,6 +109,8 @@ class CdiAgentIT {
     }
 
     String first = instances.get(0);
+    // The class resource and each Instance resource register on their own: wait for this one too.
+    agent.awaitAllocatable("akri.sh/" + first, 2);
     ContainerAllocation one =
         agent
             .kubelet()
@@ -189,6 +191,8 @@ class CdiAgentIT {
     agent.writeConfig("cams.yaml", cams(1, "x1"));
     agent.awaitCapacity("akri.sh/cams", 2);
     String instance = instances().get(0);
+    // The class resource and the Instance resource register on their own: wait for this one too.
+    agent.awaitAllocatable("akri.sh/" + instance, 2);
 
     ContainerAllocation c =
         agent

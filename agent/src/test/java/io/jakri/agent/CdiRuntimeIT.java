@@ -204,7 +204,7 @@ class CdiRuntimeIT {
         "cams.yaml",
         TestAgent.configuration(
             "cams", "simulated", 2, "count: 2\nidPrefix: cam\nproperties:\n  MODEL: x1"));
-    agent.awaitCapacity("akri.sh/cams", 4);
+    agent.awaitAllocatable("akri.sh/cams", 4);
 
     ContainerAllocation c =
         agent

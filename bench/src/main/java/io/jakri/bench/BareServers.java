@@ -18,16 +18,25 @@ import io.jakri.kubelet.v1beta1.Empty;
 import io.jakri.kubelet.v1beta1.ListAndWatchResponse;
 import io.jakri.kubelet.v1beta1.RegisterRequest;
 import io.jakri.kubelet.v1beta1.RegistrationGrpc;
+import java.io.IOException;
 import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The floor of the scale figures: the least a JVM program must do to advertise N resources — start
@@ -37,10 +46,17 @@ import java.util.concurrent.Executors;
  * servers are started 8 at a time (gRPC's {@code start()} blocks until the event loop has bound the
  * socket), the fastest plain way, so the floor is not slower than the agent for want of it. When
  * {@code kubelet.sock} is created again (a kubelet restart) it serves and registers every resource
- * again. No discovery, no Instances, no logging. Usage: {@code BareServers <device-plugin-dir> N}.
- * Runs until killed.
+ * again. No discovery, no Instances, no logging. Usage: {@code BareServers <device-plugin-dir> N
+ * [<files-dir>]}: with a files dir it also writes one small owner-only file per server there (as
+ * the agent writes a CDI spec per Instance). Runs until killed; on SIGTERM it shuts down the least
+ * way it can (the floor of the agent's SIGTERM-to-exit): the files are removed on a thread of their
+ * own while every server is stopped at once ({@code shutdownNow}), then the socket files are
+ * removed and the event loop group is closed once.
  */
 public final class BareServers {
+
+  private static final FileAttribute<?> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
 
   private BareServers() {}
 
@@ -48,11 +64,27 @@ public final class BareServers {
   public static void main(String[] args) throws Exception {
     Path dir = Path.of(args[0]);
     int n = Integer.parseInt(args[1]);
+    Optional<Path> filesDir = args.length > 2 ? Optional.of(Path.of(args[2])) : Optional.empty();
+    List<Path> files = new ArrayList<>();
+    if (filesDir.isPresent()) {
+      Files.createDirectories(filesDir.get());
+      byte[] content = new byte[600]; // about the size of a simulated device's CDI spec
+      Arrays.fill(content, (byte) ' ');
+      for (int i = 0; i < n; i++) {
+        Path file = filesDir.get().resolve("bare-" + i + ".json");
+        Files.write(Files.createFile(file, OWNER_ONLY), content);
+        files.add(file);
+      }
+    }
     EventLoopGroup group = new EpollEventLoopGroup(2);
     ExecutorService executor = Executors.newFixedThreadPool(8);
     WatchService watcher = FileSystems.getDefault().newWatchService();
     dir.register(watcher, StandardWatchEventKinds.ENTRY_CREATE);
+    AtomicReference<Served> current = new AtomicReference<>();
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> shutDown(current.get(), files, group, executor)));
     Served served = serveAndRegister(dir, n, group, executor, new Served(new ArrayList<>(), null));
+    current.set(served);
     while (true) {
       WatchKey key = watcher.take();
       boolean kubelet = false;
@@ -62,7 +94,89 @@ public final class BareServers {
       key.reset();
       if (kubelet) {
         served = serveAndRegister(dir, n, group, executor, served);
+        current.set(served);
       }
+    }
+  }
+
+  /** SIGTERM: files away beside the servers' stop, every server at once, sockets, group once. */
+  private static void shutDown(
+      Served served, List<Path> files, EventLoopGroup group, ExecutorService executor) {
+    long began = System.nanoTime();
+    long cpuBefore = processCpuNanos();
+    Thread removal =
+        new Thread(
+            () -> {
+              for (Path file : files) {
+                deleteQuietly(file);
+              }
+            });
+    removal.start();
+    if (served != null) {
+      List<Server> servers = List.copyOf(served.servers());
+      List<Path> sockets = new ArrayList<>();
+      for (Server server : servers) { // known only until a server has terminated
+        server.getListenSockets().stream()
+            .filter(DomainSocketAddress.class::isInstance)
+            .forEach(a -> sockets.add(Path.of(((DomainSocketAddress) a).path())));
+      }
+      if (served.kubelet() != null) {
+        served.kubelet().shutdownNow();
+      }
+      // As the agent: 64 threads stop the servers side by side (each stop waits for the event loop
+      // to close its listening socket), connections closed at once.
+      AtomicInteger next = new AtomicInteger();
+      List<Thread> stoppers = new ArrayList<>();
+      for (int t = 0; t < Math.min(64, servers.size()); t++) {
+        Thread thread =
+            new Thread(
+                () -> {
+                  for (int i = next.getAndIncrement(); i < servers.size(); ) {
+                    Server server = servers.get(i);
+                    server.shutdownNow();
+                    try {
+                      server.awaitTermination(1, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                    i = next.getAndIncrement();
+                  }
+                });
+        thread.start();
+        stoppers.add(thread);
+      }
+      for (Thread thread : stoppers) {
+        try {
+          thread.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      sockets.forEach(BareServers::deleteQuietly);
+    }
+    executor.shutdownNow();
+    group.shutdownGracefully(0, 0, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    try {
+      removal.join(TimeUnit.SECONDS.toMillis(30));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    System.err.printf(
+        "stopped in %d ms (%d ms CPU)%n",
+        (System.nanoTime() - began) / 1_000_000, (processCpuNanos() - cpuBefore) / 1_000_000);
+  }
+
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      System.err.println("cannot remove " + file + ": " + e);
     }
   }
 

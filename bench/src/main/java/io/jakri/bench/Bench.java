@@ -38,8 +38,8 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,fair,zeroconf,udev,opcua,opcua-silent,controller,scale,floor] [--bench-jar
- * PATH] [--keep] [--work-root DIR]}.
+ * idle,cluster,writes,fair,zeroconf,udev,opcua,opcua-silent,controller,scale,floor,shutdown,
+ * slowkubelet] [--bench-jar PATH] [--keep] [--work-root DIR]}.
  */
 public final class Bench {
 
@@ -188,7 +188,9 @@ public final class Bench {
               "udev",
               "opcua",
               "opcua-silent",
-              "controller");
+              "controller",
+              "shutdown",
+              "slowkubelet");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       Path workRoot = defaultWorkRoot();
@@ -395,8 +397,41 @@ public final class Bench {
           });
       controllerInstances = n;
     }
-    if (options.scenarios.contains("scale") || options.scenarios.contains("floor")) {
+    if (options.scenarios.contains("scale")
+        || options.scenarios.contains("floor")
+        || options.scenarios.contains("shutdown")) {
       warmKubelet();
+    }
+    if (options.scenarios.contains("slowkubelet")) {
+      int n = Arrays.stream(options.sizes).max().orElse(1000);
+      SlowKubeletBench slow = new SlowKubeletBench(options, work, agentJvm, this::add);
+      attempt(
+          "slow_kubelet_small_beside_big_advertise_ms",
+          () -> {
+            for (int run = 0; run < options.runs; run++) {
+              slow.run(n, run);
+            }
+          });
+      slowKubeletInstances = n;
+    }
+    if (options.scenarios.contains("shutdown")) {
+      int n = Arrays.stream(options.sizes).max().orElse(1000);
+      ShutdownBench shutdown = new ShutdownBench(options, work, agentJvm, floorJvm, this::add);
+      attempt(
+          "agent_sigterm_to_exit_" + n + "_ms",
+          () -> {
+            for (int run = 0; run < options.runs; run++) {
+              // Turns going first, as the scale rows.
+              if (run % 2 == 0) {
+                shutdown.agentRun(n, run);
+                shutdown.floorRun(n, run);
+              } else {
+                shutdown.floorRun(n, run);
+                shutdown.agentRun(n, run);
+              }
+            }
+          });
+      shutdownInstances = n;
     }
     for (int n : options.sizes) {
       for (int run = 0; run < options.runs; run++) {
@@ -658,6 +693,8 @@ public final class Bench {
     floor(p + "p99_us", "noop_rpc_p99_us", "us", "p99 <= 2x floor", 2.0);
     summariseCluster();
     summariseController();
+    summariseShutdown();
+    summariseSlowKubelet();
     fig("config_file_to_advertised_p50_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("config_file_to_advertised_p99_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
     fig("discovery_to_advertised_p50_ms", "ms", "-", Optional.empty());
@@ -802,6 +839,56 @@ public final class Bench {
           .toList();
 
   private int controllerInstances;
+  private int shutdownInstances;
+  private int slowKubeletInstances;
+
+  private void summariseSlowKubelet() {
+    if (!samples.containsKey("slow_kubelet_small_beside_big_advertise_ms")) {
+      return;
+    }
+    floor(
+        "slow_kubelet_small_beside_big_advertise_ms",
+        "slow_kubelet_small_alone_advertise_ms",
+        "ms",
+        "(floor = alone, same slow kubelet)");
+    fig(
+        "slow_kubelet_big_" + slowKubeletInstances + "_advertise_ms",
+        "ms",
+        "(Register takes 100 ms)",
+        Optional.empty());
+    fig(
+        "slow_kubelet_big_advertised_when_small_advertised_pct",
+        "%",
+        "(< 100: it did not wait)",
+        Optional.empty());
+  }
+
+  private void summariseShutdown() {
+    if (!samples.containsKey("agent_sigterm_to_exit_" + shutdownInstances + "_ms")) {
+      return;
+    }
+    int n = shutdownInstances;
+    String name = "agent_sigterm_to_exit_" + n + "_ms";
+    double v = med(name);
+    figures.add(
+        Figure.withFloor(
+            name,
+            v,
+            med("floor_sigterm_to_exit_" + n + "_ms"),
+            "ms",
+            "< chart grace (60 s), a few s",
+            Optional.of(v < 60_000)));
+    fig(
+        "agent_shutdown_leftover_sockets_" + n,
+        "sockets",
+        "0 (floor: " + fmt(med("floor_shutdown_leftover_sockets_" + n)) + ")",
+        Optional.of(med("agent_shutdown_leftover_sockets_" + n) == 0));
+    fig(
+        "agent_shutdown_leftover_cdi_specs_" + n,
+        "files",
+        "0",
+        Optional.of(med("agent_shutdown_leftover_cdi_specs_" + n) == 0));
+  }
 
   private void summariseController() {
     if (!samples.containsKey("controller_defaults_rss_idle_mb")) {

@@ -138,6 +138,27 @@ final class ChildJvm implements AutoCloseable {
     return new String(out);
   }
 
+  /**
+   * Sends SIGTERM and waits up to {@code max} for the process to exit; returns the nanoseconds from
+   * just before the signal until the exit was seen, or empty (and SIGKILLs it) when it had not
+   * exited by then.
+   */
+  java.util.OptionalLong terminate(Duration max) throws InterruptedException {
+    long t0 = System.nanoTime();
+    process.destroy();
+    if (process.waitFor(max.toMillis(), TimeUnit.MILLISECONDS)) {
+      return java.util.OptionalLong.of(System.nanoTime() - t0);
+    }
+    kill();
+    return java.util.OptionalLong.empty();
+  }
+
+  /** SIGKILL, and waits for the exit. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor();
+  }
+
   /** SIGTERM, then SIGKILL after 20 s. */
   @Override
   public void close() throws InterruptedException {

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
 /**
@@ -78,6 +79,20 @@ final class HandlerAgentRun implements AutoCloseable {
       EmulatorListener listener,
       String... extraArgs)
       throws IOException {
+    return start(options, agentJvm, root, config, plugins, listener, b -> b, extraArgs);
+  }
+
+  /** As above, with the emulator built with {@code kubelet} applied (e.g. a slow Register). */
+  static HandlerAgentRun start(
+      Bench.Options options,
+      List<String> agentJvm,
+      Path root,
+      Path config,
+      Path plugins,
+      EmulatorListener listener,
+      UnaryOperator<KubeletEmulator.Builder> kubelet,
+      String... extraArgs)
+      throws IOException {
     Path dir = root.resolve("dp");
     Path podResources = Files.createDirectories(root.resolve("pr")).resolve("kubelet.sock");
     @SuppressWarnings("deprecation")
@@ -85,10 +100,12 @@ final class HandlerAgentRun implements AutoCloseable {
     KubeletEmulator emulator;
     try {
       emulator =
-          KubeletEmulator.builder(dir)
-              .podResourcesSocket(podResources)
-              .writeCheckpoint(false)
-              .eventLoopGroup(group)
+          kubelet
+              .apply(
+                  KubeletEmulator.builder(dir)
+                      .podResourcesSocket(podResources)
+                      .writeCheckpoint(false)
+                      .eventLoopGroup(group))
               .build();
       emulator.addListener(listener);
       emulator.start();
@@ -128,9 +145,19 @@ final class HandlerAgentRun implements AutoCloseable {
     }
   }
 
-  /** The agent's JVM (RSS, threads, heap after GC). */
-  ChildJvm jvm() {
+  /** The kubelet emulator the agent advertises to. */
+  KubeletEmulator emulator() {
+    return emulator;
+  }
+
+  /** The agent's JVM. */
+  ChildJvm agent() {
     return agent;
+  }
+
+  /** The device-plugin directory the agent serves in. */
+  Path devicePluginDir() {
+    return emulator.devicePluginDir();
   }
 
   /** The agent's log file. */

@@ -73,7 +73,7 @@ final class OpcuaSilentBench {
       // Floor: one silent URL, polled until it has failed three times.
       write(config, "opcsilentfloor", List.of(floorUrl));
       agent.await(() -> servers.accepted() >= 3, "opcua silent: floor polls");
-      ChildJvm jvm = agent.jvm();
+      ChildJvm jvm = agent.agent();
       double floorHeap = jvm.heapAfterGcBytes() / 1e6;
       double floorRss = jvm.rssKb() / 1e3;
       long floorThreads = jvm.threads();

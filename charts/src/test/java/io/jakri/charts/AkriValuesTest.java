@@ -4,9 +4,13 @@ import static io.jakri.charts.RenderedChart.get;
 import static io.jakri.charts.RenderedChart.map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.TemplateCommand;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -52,6 +56,18 @@ class AkriValuesTest {
           "debugEcho:/spec/configurationServiceSpec/ports/0/name", SERVICE_PORT_NAME,
           "custom:/spec/instanceServiceSpec/ports/0/name", SERVICE_PORT_NAME,
           "custom:/spec/configurationServiceSpec/ports/0/name", SERVICE_PORT_NAME);
+
+  /**
+   * Values of Akri's examples that jakri's values.schema.json refuses (dotted key -> why): jakri
+   * renders each example without them, and {@link #akrisLintValuesAreRefusedOnlyForTheListedKeys}
+   * shows that they, and nothing else, are refused.
+   */
+  static final Map<String, String> REFUSED =
+      Map.of(
+          "webhookConfiguration",
+          "jakri has no admission webhook; only webhookConfiguration.enabled=false is accepted",
+          "agent.host.containerRuntimeSocket",
+          "jakri reads device use from the kubelet's pod-resources socket, not the runtime's");
 
   /** Which of Akri's templates made a Configuration: its handler name, or custom. */
   static String template(Map<String, Object> configuration) {
@@ -189,6 +205,27 @@ class AkriValuesTest {
   }
 
   @Test
+  void akrisLintValuesAreRefusedOnlyForTheListedKeys() {
+    String message =
+        catchThrowable(
+                () ->
+                    new Helm(RenderedChart.CHART)
+                        .template()
+                        .withValuesFile(RenderedChart.VALUES.resolve("akri/helm-lint-values.yaml"))
+                        .call())
+            .getMessage();
+    List<String> refused = new ArrayList<>();
+    for (String line : message.split("\n")) {
+      java.util.regex.Matcher at =
+          java.util.regex.Pattern.compile("^- at '/([^']*)'").matcher(line);
+      if (at.find()) {
+        refused.add(at.group(1).replace('/', '.'));
+      }
+    }
+    assertThat(refused).containsExactlyInAnyOrderElementsOf(REFUSED.keySet());
+  }
+
+  @Test
   void akriValuesAndHandlersValuesWorkSideBySide() {
     RenderedChart chart =
         RenderedChart.parse(
@@ -257,12 +294,38 @@ class AkriValuesTest {
             .withName(RenderedChart.RELEASE)
             .withNamespace(RenderedChart.NAMESPACE);
     for (String file : example.files()) {
-      template = template.withValuesFile(RenderedChart.VALUES.resolve(file));
+      Path values = RenderedChart.VALUES.resolve(file);
+      template =
+          template.withValuesFile(
+              chart.equals(RenderedChart.CHART) ? withoutRefused(values) : values);
     }
     for (int i = 0; i + 1 < example.sets().size(); i += 2) {
       template = template.set(example.sets().get(i), example.sets().get(i + 1));
     }
     return template.call();
+  }
+
+  /** A copy of a values file without the {@link #REFUSED} keys. */
+  static Path withoutRefused(Path values) {
+    try {
+      Map<String, Object> tree = map(new Yaml().load(Files.readString(values)));
+      for (String key : REFUSED.keySet()) {
+        String[] steps = key.split("\\.");
+        Object parent = tree;
+        for (int i = 0; i < steps.length - 1 && parent instanceof Map; i++) {
+          parent = ((Map<?, ?>) parent).get(steps[i]);
+        }
+        if (parent instanceof Map<?, ?> m) {
+          m.remove(steps[steps.length - 1]);
+        }
+      }
+      Path copy = Files.createTempFile("akri-values-", ".yaml");
+      copy.toFile().deleteOnExit();
+      Files.writeString(copy, new Yaml().dump(tree));
+      return copy;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** The rendered Configurations by name: their name and spec, discoveryDetails parsed. */

@@ -65,7 +65,7 @@ class RenderedChartOnRealApiServerIT {
       for (Path file : files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList()) {
         String name = RenderedChart.VALUES.relativize(file).toString();
         if (!REFUSED_BY_HELM.containsKey(name)) {
-          out.add(new ValueSet(name, List.of(name), List.of()));
+          out.add(new ValueSet(name, List.of(accepted(name)), List.of()));
         }
       }
     }
@@ -117,8 +117,27 @@ class RenderedChartOnRealApiServerIT {
             "uninstallHook.enabled=false", List.of(), List.of("uninstallHook.enabled", "false")));
     AkriValuesTest.examples()
         .map(a -> (AkriValuesTest.Example) a.get()[0])
-        .forEach(e -> out.add(new ValueSet("AkriValuesTest: " + e.title(), e.files(), e.sets())));
+        .forEach(
+            e ->
+                out.add(
+                    new ValueSet(
+                        "AkriValuesTest: " + e.title(),
+                        e.files().stream().map(RenderedChartOnRealApiServerIT::accepted).toList(),
+                        e.sets())));
     return out.stream();
+  }
+
+  /**
+   * A values file as the chart accepts it: Akri's own files ({@code akri/}) without the keys the
+   * schema refuses ({@link AkriValuesTest#REFUSED}; an absolute path, which {@code
+   * RenderedChart.VALUES.resolve} keeps).
+   */
+  static String accepted(String name) {
+    return name.startsWith("akri/")
+        ? AkriValuesTest.withoutRefused(RenderedChart.VALUES.resolve(name))
+            .toAbsolutePath()
+            .toString()
+        : name;
   }
 
   @BeforeAll

@@ -261,8 +261,13 @@ final class RealCluster implements AutoCloseable {
     if (existing == null) {
       return stored.create(c);
     }
-    existing.setSpec(c.getSpec());
-    return client.resource(existing).update();
+    // A patch of the spec, not an update: the controller writes the status meanwhile, and an
+    // update based on the version read here would then be refused with 409 Conflict.
+    return stored.edit(
+        current -> {
+          current.setSpec(c.getSpec());
+          return current;
+        });
   }
 
   /** A stored Configuration of this cluster's namespace. */

@@ -12,17 +12,36 @@ public final class ApiFailure {
   /** E.g. {@code cannot reach the API server https://10.0.0.1:443/: Connection refused}. */
   public static String describe(String apiServer, Throwable failure) {
     Throwable root = failure;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
+    Throwable unreachable = null;
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      root = t;
+      if (t instanceof java.net.ConnectException
+          || t instanceof java.net.UnknownHostException
+          || t instanceof java.net.NoRouteToHostException
+          || t instanceof java.net.SocketTimeoutException
+          || t instanceof java.net.http.HttpConnectTimeoutException) {
+        unreachable = t;
+      }
     }
-    String words = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-    words = words.replaceAll("\\s+", " ");
-    if (root instanceof java.net.ConnectException
-        || root instanceof java.net.UnknownHostException
-        || root instanceof java.net.NoRouteToHostException
-        || root instanceof java.net.SocketTimeoutException) {
-      return "cannot reach the API server " + apiServer + ": " + words;
+    if (unreachable != null) {
+      return "cannot reach the API server " + apiServer + ": " + words(unreachable);
     }
-    return words;
+    return words(root);
+  }
+
+  /**
+   * The exception's own message on one line; its class name when it has none. The JDK's HttpClient
+   * reports a refused connection as a {@code ConnectException} without a message (over a {@code
+   * ClosedChannelException}): that is said as {@code Connection refused}, as other clients say it.
+   */
+  private static String words(Throwable t) {
+    String words = t.getMessage();
+    if (words == null && t instanceof java.net.ConnectException) {
+      words = "Connection refused";
+    }
+    if (words == null) {
+      words = t.getClass().getSimpleName();
+    }
+    return words.replaceAll("\\s+", " ");
   }
 }

@@ -25,4 +25,15 @@ class ApiFailureTest {
                 "https://k8s/", new IllegalStateException("Forbidden:\n  cannot list")))
         .isEqualTo("Forbidden: cannot list");
   }
+
+  @Test
+  void theJdkClientsRefusalWithoutWordsIsSaidAsARefusedConnection() {
+    // What java.net.http.HttpClient throws for a port nobody listens on (no message anywhere).
+    ConnectException refused = new ConnectException();
+    refused.initCause(new java.nio.channels.ClosedChannelException());
+    Throwable wrapped =
+        new RuntimeException("An error has occurred.", new CompletionException(refused));
+    assertThat(ApiFailure.describe("https://127.0.0.1:9/", wrapped))
+        .isEqualTo("cannot reach the API server https://127.0.0.1:9/: Connection refused");
+  }
 }

@@ -299,7 +299,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
                 entries.clear();
                 bySocket.clear();
                 queue.clear();
-                Servers.stopAll(running);
+                Servers.stopAll(running, Duration.ofSeconds(20));
                 kubelet.close();
                 watch.close();
               })

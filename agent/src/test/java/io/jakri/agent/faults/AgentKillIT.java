@@ -185,6 +185,75 @@ class AgentKillIT {
     System.out.printf("FAULT agent-sigkill cases=%d recovered=%d lost=0%n", ROUNDS, recovered);
   }
 
+  /**
+   * Issue 26.7: an agent killed while serving (SIGKILL, no shutdown) leaves its device-plugin
+   * sockets and its CDI specs; the next start removes them before it serves, and writes specs only
+   * for what it serves now (a Configuration of another name here, so no file of the dead agent can
+   * pass for one of the new one's). Both directories are temp dirs, never the node's.
+   */
+  @Test
+  void sigkillWhileServingLeavesCdiSpecsAndSocketsThatTheNextStartRemoves() throws Exception {
+    Path dp = tmp.resolve("dp");
+    Path cdi = tmp.resolve("cdi");
+    Path config = Files.createDirectories(tmp.resolve("config"));
+    Files.writeString(
+        config.resolve("old.yaml"),
+        TestAgent.configuration("old", "simulated", 1, "count: " + DEVICES));
+    Path podResources = tmp.resolve("pod-resources").resolve("kubelet.sock");
+    try (KubeletEmulator kubelet =
+        KubeletEmulator.builder(dp).podResourcesSocket(podResources).build()) {
+      kubelet.start();
+      Process agent = start(dp, config, podResources, 0, "--cdi", "--cdi-dir", cdi.toString());
+      try {
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(
+                () ->
+                    kubelet.allocatable().getOrDefault("akri.sh/old", 0L) == DEVICES
+                        && specs(cdi).size() == DEVICES);
+        Set<String> deadSpecs = specs(cdi);
+        Map<String, Object> deadSockets = socketInodes(dp);
+        deadSockets.remove("kubelet.sock");
+        agent.destroyForcibly(); // SIGKILL
+        assertThat(agent.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(specs(cdi)).as("the killed agent leaves its specs").isEqualTo(deadSpecs);
+        assertThat(socketInodes(dp)).as("and its sockets").containsAllEntriesOf(deadSockets);
+        assertThat(deadSockets).hasSize(DEVICES + 1); // an Instance resource each, and the class
+
+        Files.delete(config.resolve("old.yaml"));
+        Files.writeString(
+            config.resolve("new.yaml"), TestAgent.configuration("new", "simulated", 1, "count: 1"));
+        agent = start(dp, config, podResources, 1, "--cdi", "--cdi-dir", cdi.toString());
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> kubelet.allocatable().getOrDefault("akri.sh/new", 0L) == 1);
+        Set<String> specsNow = specs(cdi);
+        assertThat(specsNow).hasSize(1).allMatch(f -> f.startsWith("akri.sh-new-"));
+        Map<String, Object> socketsNow = socketInodes(dp);
+        deadSockets.forEach(
+            (name, inode) ->
+                assertThat(socketsNow.get(name)).as("dead socket " + name).isNotEqualTo(inode));
+        assertThat(socketsNow).hasSize(3); // kubelet.sock, the Instance and the class resource
+      } finally {
+        agent.destroyForcibly();
+        agent.waitFor(20, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  /** The CDI spec files in {@code dir}. */
+  private static Set<String> specs(Path dir) throws Exception {
+    if (!Files.isDirectory(dir)) {
+      return Set.of();
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      return files
+          .map(p -> p.getFileName().toString())
+          .filter(n -> n.startsWith("akri.sh-") && n.endsWith(".json"))
+          .collect(Collectors.toCollection(java.util.TreeSet::new));
+    }
+  }
+
   private static void assertNoDoubleUse(Map<String, Set<String>> live) {
     Map<String, String> holder = new HashMap<>();
     live.forEach(
@@ -196,8 +265,10 @@ class AgentKillIT {
                         .isNull()));
   }
 
-  private Process start(Path dp, Path config, Path podResources, int n) throws Exception {
-    List<String> command =
+  private Process start(Path dp, Path config, Path podResources, int n, String... extra)
+      throws Exception {
+    List<String> command = new ArrayList<>();
+    command.addAll(
         List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-jar",
@@ -216,7 +287,8 @@ class AgentKillIT {
             "--plugins-dir",
             FaultAgent.PACKAGED_PLUGINS.toString(),
             "--discovery-handlers-dir",
-            dp.resolveSibling("akri").toString());
+            dp.resolveSibling("akri").toString()));
+    command.addAll(List.of(extra));
     return new ProcessBuilder(command)
         .redirectErrorStream(true)
         .redirectOutput(tmp.resolve("agent-" + n + ".log").toFile())

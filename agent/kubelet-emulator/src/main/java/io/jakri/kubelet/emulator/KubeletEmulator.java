@@ -76,6 +76,7 @@ public final class KubeletEmulator implements AutoCloseable {
   private final Registrar registrar;
   private final PodAdmitter admitter;
   private final ReentrantLock lifecycleLock = new ReentrantLock();
+  private final Duration registerDelay;
 
   // Guarded by lifecycleLock.
   private final EmulatorServers servers;
@@ -97,6 +98,7 @@ public final class KubeletEmulator implements AutoCloseable {
     this.registrar = new Registrar(dir, directory, b.dialTimeout, group, state, streams);
     this.admitter = new PodAdmitter(state, checkpoint);
     this.servers = new EmulatorServers(group, state.executor, directory);
+    this.registerDelay = b.registerDelay;
   }
 
   /** Starts building an emulator for the given device plugin dir. */
@@ -220,7 +222,7 @@ public final class KubeletEmulator implements AutoCloseable {
   }
 
   private void startServers() throws IOException {
-    servers.serve(kubeletSocket(), new RegistrationService(registrar));
+    servers.serve(kubeletSocket(), new RegistrationService(registrar, registerDelay, group));
     servers.serve(podResourcesSocket, new PodResourcesService(state));
   }
 
@@ -336,6 +338,7 @@ public final class KubeletEmulator implements AutoCloseable {
     private Duration dialTimeout = DEFAULT_DIAL_TIMEOUT;
     private Optional<EventLoopGroup> group = Optional.empty();
     private boolean writeCheckpoint = true;
+    private Duration registerDelay = Duration.ZERO;
 
     private Builder(Path dir) {
       this.dir = Objects.requireNonNull(dir, "devicePluginDir");
@@ -371,6 +374,19 @@ public final class KubeletEmulator implements AutoCloseable {
     /** Whether to write {@code kubelet_internal_checkpoint} after changes; default true. */
     public Builder writeCheckpoint(boolean write) {
       this.writeCheckpoint = write;
+      return this;
+    }
+
+    /**
+     * A slow kubelet: each Register is handled (validated, the plugin dialled, answered) this long
+     * after it arrived, all of them side by side; default 0 (at once). For benchmarks of a kubelet
+     * that answers Register in, say, 100 ms.
+     */
+    public Builder registerDelay(Duration delay) {
+      if (delay.isNegative()) {
+        throw new IllegalArgumentException("duration must not be negative: " + delay);
+      }
+      this.registerDelay = delay;
       return this;
     }
 

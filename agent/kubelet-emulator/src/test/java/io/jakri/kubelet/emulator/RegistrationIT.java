@@ -60,6 +60,23 @@ class RegistrationIT {
   }
 
   @Test
+  void aSlowKubeletAnswersRegisterNoEarlierThanItsDelayAndStillDialsThePluginFirst()
+      throws Exception {
+    fx.start(b -> b.registerDelay(Duration.ofMillis(300)));
+    FakeDevicePlugin plugin = fx.plugin("video.sock", RESOURCE, PLAIN, healthy("a"));
+
+    long sent = System.nanoTime();
+    plugin.register(fx.emulator.kubeletSocket());
+
+    // A lower bound only (the delay is what is under test), never an upper one.
+    assertThat(Duration.ofNanos(System.nanoTime() - sent))
+        .isGreaterThanOrEqualTo(Duration.ofMillis(300));
+    assertThat(plugin.optionsCalledDuringRegister).containsExactly(true);
+    await().atMost(Duration.ofSeconds(10)).until(() -> fx.emulator.devices(RESOURCE).size() == 1);
+    assertThat(fx.emulator.registrations()).isEqualTo(1);
+  }
+
+  @Test
   void registerDialsPluginAndReadsItsOptionsBeforeReturning() throws Exception {
     fx.start();
     FakeDevicePlugin plugin = fx.registered("video.sock", RESOURCE, PLAIN, healthy("a"));

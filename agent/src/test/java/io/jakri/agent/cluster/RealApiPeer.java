@@ -1,6 +1,5 @@
 package io.jakri.agent.cluster;
 
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.jakri.agent.Agent;
@@ -34,32 +33,7 @@ public final class RealApiPeer implements ApiPeer {
 
   /** The CRDs as shipped and the agent's RBAC manifest, applied as an operator would. */
   public static void installCrdsAndRbac(RealApiServer api) {
-    for (CustomResourceDefinition crd : Crds.load()) {
-      api.admin()
-          .apiextensions()
-          .v1()
-          .customResourceDefinitions()
-          .resource(crd)
-          .createOr(c -> c.update());
-    }
-    for (CustomResourceDefinition crd : Crds.load()) {
-      api.admin()
-          .apiextensions()
-          .v1()
-          .customResourceDefinitions()
-          .withName(crd.getMetadata().getName())
-          .waitUntilCondition(
-              c ->
-                  c != null
-                      && c.getStatus() != null
-                      && c.getStatus().getConditions().stream()
-                          .anyMatch(
-                              x ->
-                                  "Established".equals(x.getType())
-                                      && "True".equals(x.getStatus())),
-              30,
-              java.util.concurrent.TimeUnit.SECONDS);
-    }
+    api.installCrds(Crds.load());
     try {
       api.apply(Files.readString(AGENT_RBAC));
     } catch (IOException e) {

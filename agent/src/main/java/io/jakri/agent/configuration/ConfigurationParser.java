@@ -37,7 +37,9 @@ public final class ConfigurationParser {
   /** The largest gRPC message the kubelet's device-plugin client receives (gRPC's default). */
   public static final int KUBELET_MAX_MESSAGE = 4 * 1024 * 1024;
 
-  private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9.]*[a-z0-9])?");
+  /** A DNS-1123 label, as the CRD's rules require (no '.'). */
+  private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+
   private static final Set<String> SPEC_KEYS =
       Set.of(
           "discoveryHandler",
@@ -61,6 +63,25 @@ public final class ConfigurationParser {
     public boolean ok() {
       return errors.isEmpty();
     }
+  }
+
+  private final boolean strict;
+
+  /**
+   * The agent's parser: problems of what only the controller uses (the embedded broker and Service
+   * specs, brokerProperties that are not strings) are warnings, so the devices are still served.
+   */
+  public ConfigurationParser() {
+    this(false);
+  }
+
+  /**
+   * @param strict whether problems the API server would refuse at the controller's create (the
+   *     embedded broker and Service specs, brokerProperties that are not strings) are errors, as
+   *     {@code validate} and the admission webhook report them, rather than warnings
+   */
+  public ConfigurationParser(boolean strict) {
+    this.strict = strict;
   }
 
   /** Parses {@code text}; {@code source} (e.g. a file name) prefixes every message. */
@@ -181,9 +202,23 @@ public final class ConfigurationParser {
     Optional<Integer> capacity =
         attempt(problems, () -> SpecFields.capacity(spec.get().get("capacity")));
     Optional<Map<String, String>> brokerProperties =
-        attempt(problems, () -> SpecFields.brokerProperties(spec.get().get("brokerProperties")));
+        attempt(
+            problems,
+            () -> SpecFields.brokerProperties(spec.get().get("brokerProperties"), strict));
+    List<String> controllerProblems = new ArrayList<>();
     Optional<Optional<String>> brokerKind =
         attempt(problems, () -> SpecFields.brokerKind(spec.get().get("brokerSpec")));
+    if (spec.get().get("brokerSpec") != null
+        || spec.get().get("instanceServiceSpec") != null
+        || spec.get().get("configurationServiceSpec") != null) {
+      controllerProblems.addAll(new EmbeddedSpecs().problems(spec.get()));
+    }
+    if (strict) {
+      problems.addAll(controllerProblems);
+    } else {
+      controllerProblems.forEach(
+          p -> warnings.add(where + ": " + p + " (the controller's broker or Service will fail)"));
+    }
     if (!problems.isEmpty()) {
       throw new Invalid(problems);
     }
@@ -241,8 +276,8 @@ public final class ConfigurationParser {
       return Optional.of(
           "metadata.name \""
               + name
-              + "\" must consist of lower-case letters, digits, '-' and '.', and start and end"
-              + " with a letter or digit");
+              + "\" must be a DNS-1123 label: lower-case letters, digits and '-' (no '.'),"
+              + " starting and ending with a letter or digit");
     }
     return Optional.empty();
   }

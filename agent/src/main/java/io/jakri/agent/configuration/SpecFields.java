@@ -3,6 +3,7 @@ package io.jakri.agent.configuration;
 import static io.jakri.agent.configuration.Fields.map;
 
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,19 +62,37 @@ final class SpecFields {
     return Optional.of(pod ? "brokerPodSpec" : "brokerJobSpec");
   }
 
-  /** {@code spec.brokerProperties} as strings (an absent value as ""); nested values are not. */
-  static Map<String, String> brokerProperties(Object value) throws Invalid {
+  /**
+   * {@code spec.brokerProperties} as strings (an absent value as ""); nested values are not, nor,
+   * when {@code strict}, numbers and booleans (the CRD's type is string).
+   */
+  static Map<String, String> brokerProperties(Object value, boolean strict) throws Invalid {
     if (value == null) {
       return Map.of();
     }
     Map<String, Object> raw = map(value, "spec.brokerProperties");
     Map<String, String> result = new LinkedHashMap<>();
+    List<String> problems = new ArrayList<>();
     for (Map.Entry<String, Object> e : raw.entrySet()) {
       Object v = e.getValue();
       if (v instanceof Map || v instanceof List) {
-        throw new Invalid("spec.brokerProperties." + e.getKey() + " must be a string");
+        problems.add("spec.brokerProperties." + e.getKey() + " must be a string");
+      } else if (strict && (v instanceof Number || v instanceof Boolean)) {
+        // The CRD says string: the API server refuses 8080 and true here, so validate does too.
+        problems.add(
+            "spec.brokerProperties."
+                + e.getKey()
+                + " must be a string but is "
+                + v
+                + " (quote it: \""
+                + v
+                + "\")");
+      } else {
+        result.put(e.getKey(), v == null ? "" : String.valueOf(v));
       }
-      result.put(e.getKey(), v == null ? "" : String.valueOf(v));
+    }
+    if (!problems.isEmpty()) {
+      throw new Invalid(problems);
     }
     return result;
   }

@@ -106,7 +106,7 @@ public final class Validator {
 
   /** Checks {@code files}; returns the exit code (0: no problem, warnings allowed; 1: problems). */
   public int validate(List<Path> files) {
-    ConfigurationParser parser = new ConfigurationParser();
+    ConfigurationParser parser = new ConfigurationParser(true);
     int problems = 0;
     // Where each Configuration name was first seen, across all files.
     Map<String, String> names = new HashMap<>();

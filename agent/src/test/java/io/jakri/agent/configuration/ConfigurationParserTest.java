@@ -29,7 +29,7 @@ class ConfigurationParserTest {
               capacity: 2
               brokerSpec:
                 brokerPodSpec:
-                  containers: []
+                  containers: [{name: broker, image: "nginx:stable-alpine"}]
               brokerProperties:
                 A: b
             """);
@@ -84,8 +84,9 @@ class ConfigurationParserTest {
     assertThat(result.errors())
         .containsExactly(
             "bad.yaml (document 1): spec.capacity must be at least 1 but is 0",
-            "bad.yaml (document 2): metadata.name \"Not_Valid\" must consist of lower-case"
-                + " letters, digits, '-' and '.', and start and end with a letter or digit",
+            "bad.yaml (document 2): metadata.name \"Not_Valid\" must be a DNS-1123 label:"
+                + " lower-case letters, digits and '-' (no '.'), starting and ending with a"
+                + " letter or digit",
             "bad.yaml (document 3): spec.discoveryHandler.discoveryProperties[0] must have exactly"
                 + " one of value and valueFrom",
             "bad.yaml (document 3): spec.brokerSpec must have exactly one of brokerPodSpec and"
@@ -191,8 +192,9 @@ class ConfigurationParserTest {
     assertThat(result.configurations()).isEmpty();
     assertThat(result.errors())
         .containsExactly(
-            "many.yaml (document 1): metadata.name \"Bad_Name\" must consist of lower-case"
-                + " letters, digits, '-' and '.', and start and end with a letter or digit",
+            "many.yaml (document 1): metadata.name \"Bad_Name\" must be a DNS-1123 label:"
+                + " lower-case letters, digits and '-' (no '.'), starting and ending with a"
+                + " letter or digit",
             "many.yaml (document 1): spec.discoveryHandler.name is required",
             "many.yaml (document 1): spec.discoveryHandler.discoveryProperties[0] must have"
                 + " exactly one of value and valueFrom",

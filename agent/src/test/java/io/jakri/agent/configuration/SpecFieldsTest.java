@@ -43,13 +43,15 @@ class SpecFieldsTest {
 
   @Test
   void brokerPropertiesAreScalarsAsText() throws Invalid {
-    assertThat(SpecFields.brokerProperties(null)).isEmpty();
-    assertThat(SpecFields.brokerProperties(Collections.singletonMap("EMPTY", null)))
+    assertThat(SpecFields.brokerProperties(null, true)).isEmpty();
+    assertThat(SpecFields.brokerProperties(Collections.singletonMap("EMPTY", null), true))
         .containsEntry("EMPTY", "");
-    assertThat(SpecFields.brokerProperties(Map.of("N", 3, "B", true)))
+    assertThat(SpecFields.brokerProperties(Map.of("N", 3, "B", true), false))
         .containsEntry("N", "3")
         .containsEntry("B", "true");
-    assertThatThrownBy(() -> SpecFields.brokerProperties(Map.of("L", List.of("x"))))
+    assertThatThrownBy(() -> SpecFields.brokerProperties(Map.of("N", 3), true))
+        .hasMessage("spec.brokerProperties.N must be a string but is 3 (quote it: \"3\")");
+    assertThatThrownBy(() -> SpecFields.brokerProperties(Map.of("L", List.of("x")), false))
         .hasMessage("spec.brokerProperties.L must be a string");
   }
 }

@@ -4,12 +4,17 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.jakri.controller.admission.WebhookTls;
 import io.jakri.controller.metrics.ControllerMetrics;
 import io.jakri.controller.metrics.MetricsServer;
 import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -95,6 +100,46 @@ public final class Main implements Callable<Integer> {
   int metricsPort;
 
   @Option(
+      names = "--webhook-port",
+      defaultValue = "0",
+      description =
+          "Serve the validating admission webhook for Configurations (HTTPS, POST /validate) on"
+              + " this port: the same checks as the agent's validate command (0, the default:"
+              + " off; the chart: 8443).")
+  int webhookPort;
+
+  @Option(
+      names = "--webhook-names",
+      split = ",",
+      paramLabel = "NAME[,NAME...]",
+      description =
+          "DNS names (and IP addresses) of the webhook's serving certificate, signed by a CA the"
+              + " controller makes at start (the chart: the webhook Service's names). Not with"
+              + " --webhook-cert-dir.")
+  List<String> webhookNames = new ArrayList<>();
+
+  @Option(
+      names = "--webhook-configuration",
+      description =
+          "The ValidatingWebhookConfiguration whose caBundle the controller sets to its CA (and"
+              + " keeps so); none by default.")
+  String webhookConfiguration;
+
+  @Option(
+      names = "--webhook-cert-dir",
+      description =
+          "Serve tls.crt and tls.key from this directory (cert-manager's Secret) instead of a"
+              + " certificate of the controller's own CA; the caBundle is then cert-manager's.")
+  Path webhookCertDir;
+
+  @Option(
+      names = "--plugins-dir",
+      description =
+          "Handler plugins whose checks of discoveryDetails the webhook runs (default: plugins"
+              + " next to the jar).")
+  Path pluginsDir;
+
+  @Option(
       names = "--log-format",
       converter = LogFormat.Converter.class,
       defaultValue = "text",
@@ -168,6 +213,14 @@ public final class Main implements Callable<Integer> {
     ExecutorService pool = Executors.newCachedThreadPool();
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     MetricsServer metrics = null;
+    Optional<WebhookTls> tls;
+    try {
+      tls = webhookTls();
+    } catch (IOException | IllegalArgumentException e) {
+      System.err.println("jakri-controller: " + e.getMessage());
+      return 2;
+    }
+    io.jakri.controller.admission.Admission admission = null;
     try (KubernetesClient client =
             new KubernetesClientBuilder()
                 .withConfig(
@@ -201,6 +254,18 @@ public final class Main implements Callable<Integer> {
                 Executors.newSingleThreadExecutor());
         metrics.start();
         log.info("metrics on port {}", metrics.port());
+      }
+      if (tls.isPresent()) {
+        // Admission does not need the caches: served from the start.
+        admission =
+            io.jakri.controller.admission.Admission.start(
+                webhookPort, tls.get(), pluginsDir(), client, webhookConfiguration, scheduler);
+        log.info(
+            "admission webhook on port {} (POST /validate); discoveryDetails checked for handlers: {}",
+            admission.server().port(),
+            admission.review().handlers().isEmpty()
+                ? "none installed"
+                : String.join(", ", admission.review().handlers()));
       }
       long since = System.nanoTime();
       var notice =
@@ -236,6 +301,9 @@ public final class Main implements Callable<Integer> {
       notice.cancel(false);
       log.info("stopping; {} API request(s) made: {}", calls.total(), calls.snapshot());
     } finally {
+      if (admission != null) {
+        admission.close();
+      }
       if (metrics != null) {
         metrics.close();
       }
@@ -244,5 +312,49 @@ public final class Main implements Callable<Integer> {
       pool.awaitTermination(5, TimeUnit.SECONDS);
     }
     return exitCode.get();
+  }
+
+  /** The webhook's certificate: none when it is off; made or read as the flags say. */
+  private Optional<WebhookTls> webhookTls() throws IOException {
+    if (webhookPort <= 0) {
+      return Optional.empty();
+    }
+    if (webhookPort > 65535) {
+      throw new IllegalArgumentException("--webhook-port must be 1 to 65535 (0: off)");
+    }
+    List<String> names =
+        webhookNames == null
+            ? List.of()
+            : webhookNames.stream().map(String::strip).filter(n -> !n.isEmpty()).toList();
+    if (webhookCertDir != null) {
+      if (!names.isEmpty()) {
+        throw new IllegalArgumentException(
+            "--webhook-names and --webhook-cert-dir disagree: the names come from the certificate"
+                + " in --webhook-cert-dir; give one of them");
+      }
+      return Optional.of(
+          WebhookTls.read(webhookCertDir.resolve("tls.crt"), webhookCertDir.resolve("tls.key")));
+    }
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException(
+          "--webhook-port needs --webhook-names (the names the API server calls the webhook by,"
+              + " e.g. jakri-webhook.akri.svc) or --webhook-cert-dir");
+    }
+    return Optional.of(WebhookTls.generate(names));
+  }
+
+  private Path pluginsDir() {
+    if (pluginsDir != null) {
+      return pluginsDir;
+    }
+    try {
+      Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      if (Files.isRegularFile(jar)) {
+        return jar.getParent().resolve("plugins");
+      }
+    } catch (URISyntaxException | RuntimeException e) {
+      // fall through to the working directory
+    }
+    return Path.of("plugins");
   }
 }

@@ -107,6 +107,18 @@ public final class Validator {
   /** Checks {@code files}; returns the exit code (0: no problem, warnings allowed; 1: problems). */
   public int validate(List<Path> files) {
     ConfigurationParser parser = new ConfigurationParser(true);
+    Report printed =
+        new Report() {
+          @Override
+          public void problem(String message) {
+            err.println(message);
+          }
+
+          @Override
+          public void warning(String message) {
+            out.println("warning: " + message);
+          }
+        };
     int problems = 0;
     // Where each Configuration name was first seen, across all files.
     Map<String, String> names = new HashMap<>();
@@ -154,7 +166,7 @@ public final class Validator {
                     + first
                     + "; applied to one namespace, the later replaces the earlier");
           }
-          int policy = checkPolicy(spec, where, classOwners, foreign);
+          int policy = checkPolicy(spec, where, classDomains, classOwners, foreign, printed);
           problems += policy;
           Optional<DiscoveryHandler> handler = handlers.find(spec.handlerName());
           if (handler.isEmpty()) {
@@ -175,7 +187,8 @@ public final class Validator {
             }
             continue;
           }
-          int found = checkDetails(handler.get(), spec, where, scheduler, calls);
+          int found =
+              checkDetails(handler.get(), spec, where, scheduler, calls, callTimeout, printed);
           problems += found;
           if (found == 0 && policy == 0) {
             out.println(where + ": configuration " + spec.name() + " is valid");
@@ -195,8 +208,13 @@ public final class Validator {
    * brokerProperties with reserved env names, and env entries the agent would drop, are warnings.
    * Returns the problem count.
    */
-  private int checkPolicy(
-      ConfigurationSpec spec, String where, Map<String, String> classOwners, Set<String> foreign) {
+  static int checkPolicy(
+      ConfigurationSpec spec,
+      String where,
+      Set<String> classDomains,
+      Map<String, String> classOwners,
+      Set<String> foreign,
+      Report report) {
     int problems = 0;
     Details details = Details.of(spec.discoveryDetails());
     for (String cls : details.classes()) {
@@ -223,7 +241,7 @@ public final class Validator {
                     + " (its checkpoint); registering it would replace that plugin");
       }
       if (refusal.isPresent()) {
-        err.println(where + ": " + DETAILS + ": " + refusal.get());
+        report.problem(where + ": " + DETAILS + ": " + refusal.get());
         problems++;
       }
     }
@@ -233,9 +251,8 @@ public final class Validator {
             .sorted()
             .toList();
     for (String name : reserved) {
-      out.println(
-          "warning: "
-              + where
+      report.warning(
+          where
               + ": spec.brokerProperties."
               + name
               + ": reserved env name (it changes how programs in every container given the"
@@ -243,15 +260,14 @@ public final class Validator {
               + " --allow-reserved-broker-env");
     }
     for (String drop : EnvContract.brokerPropertyDrops(spec.brokerProperties())) {
-      out.println("warning: " + where + ": " + drop);
+      report.warning(where + ": " + drop);
     }
     for (String name : details.envNames()) {
       EnvContract.dropReason(name, "", false)
           .ifPresent(
               reason ->
-                  out.println(
-                      "warning: "
-                          + where
+                  report.warning(
+                      where
                           + ": "
                           + DETAILS
                           + ": device property "
@@ -262,9 +278,8 @@ public final class Validator {
     for (String prefix : details.envPrefixes()) {
       // envPrefix names the env vars <envPrefix>_<device id>: reserved when the prefix makes them.
       if (EnvContract.reserved(prefix + "_")) {
-        out.println(
-            "warning: "
-                + where
+        report.warning(
+            where
                 + ": "
                 + DETAILS
                 + ": device env "
@@ -330,12 +345,14 @@ public final class Validator {
    * Runs the handler's check of the details on a daemon thread of {@code calls}, waiting at most
    * {@link #callTimeout}; prints its messages; returns the problem count.
    */
-  private int checkDetails(
+  static int checkDetails(
       DiscoveryHandler handler,
       ConfigurationSpec spec,
       String where,
       ScheduledExecutorService scheduler,
-      ExecutorService calls) {
+      ExecutorService calls,
+      Duration callTimeout,
+      Report report) {
     Validation v;
     DiscoveryContext context =
         new DiscoveryContext(spec.name(), "validate", spec.discoveryDetails(), Map.of(), scheduler);
@@ -345,6 +362,7 @@ public final class Validator {
     } catch (TimeoutException e) {
       call.cancel(true);
       return handlerProblem(
+          report,
           where,
           spec,
           "did not answer within "
@@ -352,21 +370,29 @@ public final class Validator {
               + " while checking them (the handler blocks; the agent abandons such a call too)");
     } catch (ExecutionException e) {
       // A handler must not throw for bad input; a plugin that does is reported, not fatal.
-      return handlerProblem(where, spec, "failed while checking them: " + e.getCause());
+      return handlerProblem(report, where, spec, "failed while checking them: " + e.getCause());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       call.cancel(true);
-      return handlerProblem(where, spec, "was interrupted while checking them");
+      return handlerProblem(report, where, spec, "was interrupted while checking them");
     }
-    v.warnings().forEach(w -> out.println("warning: " + where + ": " + DETAILS + ": " + w));
-    v.errors().forEach(e -> err.println(where + ": " + DETAILS + ": " + e));
+    v.warnings().forEach(w -> report.warning(where + ": " + DETAILS + ": " + w));
+    v.errors().forEach(e -> report.problem(where + ": " + DETAILS + ": " + e));
     return v.errors().size();
   }
 
   /** Prints a problem of the handler's check of the details; returns the problem count, 1. */
-  private int handlerProblem(String where, ConfigurationSpec spec, String what) {
-    err.println(where + ": " + DETAILS + ": handler \"" + spec.handlerName() + "\" " + what);
+  private static int handlerProblem(
+      Report report, String where, ConfigurationSpec spec, String what) {
+    report.problem(where + ": " + DETAILS + ": handler \"" + spec.handlerName() + "\" " + what);
     return 1;
+  }
+
+  /** Where the checks' messages go: problems make a Configuration invalid, warnings do not. */
+  interface Report {
+    void problem(String message);
+
+    void warning(String message);
   }
 
   private String installed(boolean pluginsDirExists, PluginHandlerRegistry handlers) {

@@ -169,3 +169,35 @@ true
 true
 {{- end -}}
 {{- end -}}
+
+{{/* The admission webhook: served when webhookConfiguration.enabled and the controller runs. */}}
+{{- define "jakri.webhook.enabled" -}}
+{{- if and .Values.webhookConfiguration.enabled .Values.controller.enabled }}true{{ end -}}
+{{- end -}}
+
+{{/* The webhook's ValidatingWebhookConfiguration, Service and Secret name. */}}
+{{- define "jakri.webhook.name" -}}
+{{- default (printf "%s-webhook" (include "jakri.fullname" .)) .Values.webhookConfiguration.name -}}
+{{- end -}}
+
+{{/* Where the webhook's certificate comes from: controller (its own CA), secret (caBundle), or
+cert-manager. */}}
+{{- define "jakri.webhook.certSource" -}}
+{{- if .Values.webhookConfiguration.certManager.enabled -}}
+{{- if .Values.webhookConfiguration.caBundle -}}
+{{- fail "webhookConfiguration.caBundle and webhookConfiguration.certManager.enabled: set one or the other" -}}
+{{- end -}}
+cert-manager
+{{- else if .Values.webhookConfiguration.caBundle -}}
+secret
+{{- else -}}
+controller
+{{- end -}}
+{{- end -}}
+
+{{/* The DNS names the API server calls the webhook's Service by (a YAML list). */}}
+{{- define "jakri.webhook.dnsNames" -}}
+{{- $svc := include "jakri.webhook.name" . -}}
+- {{ $svc }}.{{ .Release.Namespace }}.svc
+- {{ $svc }}.{{ .Release.Namespace }}.svc.cluster.local
+{{- end -}}

@@ -339,16 +339,6 @@ class AkriChartValuesTest {
         .hasMessageContaining("needs agent.discoveryHandlers.enabled");
   }
 
-  @Test
-  void webhookConfigurationIsAcceptedOnlyWhenOff() {
-    assertThat(render("webhookConfiguration.enabled", "false").objects())
-        .isEqualTo(render().objects());
-    assertThatThrownBy(() -> render("webhookConfiguration.enabled", "true"))
-        .hasMessageContaining("at '/webhookConfiguration/enabled'");
-    assertThatThrownBy(() -> render("webhookConfiguration.caBundle", "x"))
-        .hasMessageContaining("additional properties 'caBundle' not allowed");
-  }
-
   /**
    * Refused Akri values: Helm's error names the key; the schema's description names the jakri value
    * to use, and the chart README lists the key.
@@ -356,6 +346,13 @@ class AkriChartValuesTest {
   @ParameterizedTest(name = "{0}")
   @CsvSource({
     "useLatestContainers, true, /useLatestContainers, agent.image.tag",
+    "webhookConfiguration.image.repository, x, /webhookConfiguration/image, controller.image",
+    "webhookConfiguration.resources.memoryLimit, 1Gi, /webhookConfiguration/resources,"
+        + " controller.resources",
+    "webhookConfiguration.nodeSelectors.a, b, /webhookConfiguration/nodeSelectors,"
+        + " controller.nodeSelectors",
+    "webhookConfiguration.certImage.tag, v1, /webhookConfiguration/certImage,"
+        + " webhookConfiguration.certManager",
     "useDevelopmentContainers, false, /useDevelopmentContainers, agent.image.tag",
     "crds.group, akri.sh, /crds, crds/",
     "agent.securityContext.runAsUser, 1000, /agent/securityContext, Security",

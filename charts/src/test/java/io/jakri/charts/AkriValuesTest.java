@@ -64,8 +64,9 @@ class AkriValuesTest {
    */
   static final Map<String, String> REFUSED =
       Map.of(
-          "webhookConfiguration",
-          "jakri has no admission webhook; only webhookConfiguration.enabled=false is accepted",
+          "webhookConfiguration.caBundle",
+          "Akri's lint value certificate.crt is not base64, which the API server refuses in a"
+              + " caBundle",
           "agent.host.containerRuntimeSocket",
           "jakri reads device use from the kubelet's pod-resources socket, not the runtime's");
 

@@ -19,9 +19,16 @@ class ControllerDeploymentTest {
     assertThat(get(deployment, "spec", "replicas")).isEqualTo(1);
     assertThat(controller.get("image")).isEqualTo("jakri/controller:0.1.0");
     assertThat(RenderedChart.strings(controller.get("args")))
-        .containsExactly("--log-format=text", "--metrics-port=9464");
+        .containsExactly(
+            "--log-format=text",
+            "--metrics-port=9464",
+            "--webhook-port=8443",
+            "--webhook-names=jakri-webhook.jakri.svc,jakri-webhook.jakri.svc.cluster.local",
+            "--webhook-configuration=jakri-webhook");
     assertThat(maps(controller.get("ports")))
-        .containsExactly(Map.of("name", "metrics", "containerPort", 9464, "protocol", "TCP"));
+        .containsExactly(
+            Map.of("name", "metrics", "containerPort", 9464, "protocol", "TCP"),
+            Map.of("name", "webhook", "containerPort", 8443, "protocol", "TCP"));
     assertThat(get(pod, "securityContext", "runAsNonRoot")).isEqualTo(true);
     assertThat(get(pod, "securityContext", "runAsUser")).isEqualTo(65532);
     assertThat(RenderedChart.map(controller.get("securityContext")))
@@ -49,6 +56,7 @@ class ControllerDeploymentTest {
                 .withName(RenderedChart.RELEASE)
                 .withNamespace(RenderedChart.NAMESPACE)
                 .set("controller.metrics.enabled", "false")
+                .set("webhookConfiguration.enabled", "false")
                 .set("podMonitor.enabled", "true")
                 .call());
     Map<String, Object> container =

@@ -69,6 +69,13 @@ class RbacTest {
         .isEqualTo(rules(repo.one("ClusterRole", "jakri-controller")));
     assertThat(rules(chart.one("ClusterRole", "jakri-jakri-controller-nodes")))
         .isEqualTo(rules(repo.one("ClusterRole", "jakri-controller-nodes")));
+    assertThat(rules(chart.one("ClusterRole", "jakri-jakri-controller-webhook")))
+        .isEqualTo(rules(repo.one("ClusterRole", "jakri-controller-webhook")));
+    assertBinds(
+        chart.one("ClusterRoleBinding", "jakri-jakri-controller-webhook"),
+        "ClusterRole",
+        "jakri-jakri-controller-webhook",
+        "jakri-controller");
     assertBinds(
         chart.one("ClusterRoleBinding", "jakri-jakri-controller"),
         "ClusterRole",
@@ -93,7 +100,8 @@ class RbacTest {
             "jakri-jakri-agent",
             "jakri-jakri-controller",
             "jakri-jakri-agent-node-tidy",
-            "jakri-jakri-controller-nodes");
+            "jakri-jakri-controller-nodes",
+            "jakri-jakri-controller-webhook");
     assertThat(
             RenderedChart.strings(
                 get(
@@ -132,7 +140,10 @@ class RbacTest {
     }
     assertThat(chart.ofKind("ClusterRole"))
         .extracting(r -> get(r, "metadata", "name"))
-        .containsExactlyInAnyOrder("jakri-jakri-agent-node-tidy", "jakri-jakri-controller-nodes");
+        .containsExactlyInAnyOrder(
+            "jakri-jakri-agent-node-tidy",
+            "jakri-jakri-controller-nodes",
+            "jakri-jakri-controller-webhook");
     for (String kind : new String[] {"DaemonSet", "Deployment"}) {
       Map<String, Object> workload = chart.ofKind(kind).get(0);
       assertThat(
@@ -149,8 +160,11 @@ class RbacTest {
     assertThat(chart.ofKind("ClusterRole"))
         .extracting(r -> get(r, "metadata", "name"))
         .containsExactlyInAnyOrder(
-            "jakri-jakri-agent", "jakri-jakri-controller", "jakri-jakri-controller-nodes");
-    assertThat(chart.ofKind("ClusterRoleBinding")).hasSize(3);
+            "jakri-jakri-agent",
+            "jakri-jakri-controller",
+            "jakri-jakri-controller-nodes",
+            "jakri-jakri-controller-webhook");
+    assertThat(chart.ofKind("ClusterRoleBinding")).hasSize(4);
     assertThat(
             RenderedChart.strings(
                 get(

@@ -48,11 +48,15 @@ rm -rf "$out" "$sysroot" "$out.debs"
 mkdir -p "$out/opt" "$out/tmp" "$out/home/nonroot" "$out/lib/$triplet" "$sysroot"
 uris | while read -r _ file _ sum; do
   if ! echo "${sum#SHA256:}  $cache/$file" | sha256sum -c --status 2>/dev/null; then
+    # Into a directory of its own, then renamed: builds sharing the cache never see half a file.
     package=${file%%_*} version=${file#*_}
     version=${version%_*}
-    (cd "$cache" && apt-get download -q "$package:$arch=${version//%3a/:}" >/dev/null 2>&1) \
+    download=$(mktemp -d "$cache/.download.XXXXXX")
+    (cd "$download" && apt-get download -q "$package:$arch=${version//%3a/:}" >/dev/null 2>&1) \
       || fail "could not download $file from Debian's archive"
-    echo "${sum#SHA256:}  $cache/$file" | sha256sum -c --status || fail "$file: checksum mismatch"
+    echo "${sum#SHA256:}  $download/$file" | sha256sum -c --status || fail "$file: checksum mismatch"
+    mv "$download/$file" "$cache/$file"
+    rmdir "$download"
   fi
   dpkg-deb -x "$cache/$file" "$sysroot"
   echo "$file" >>"$out.debs"
@@ -89,7 +93,7 @@ in_sysroot() {
 }
 needed() {
   for elf in "$@"; do
-    if readelf -h "$elf" 2>/dev/null | grep -q "Machine:.*$machine"; then
+    if readelf -h "$elf" 2>/dev/null | grep "Machine:.*$machine" >/dev/null; then
       readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
     fi
   done | sort -u

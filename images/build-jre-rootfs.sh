@@ -31,7 +31,11 @@ for tool in apt-get dpkg dpkg-deb readelf; do
 done
 
 # 1. Debian's packages of <arch>, downloaded once per version into the cache.
-uris() { apt-get download --print-uris $(printf "%s:$arch " $packages) 2>/dev/null; }
+# (apt-get download lists no URI for a package whose file is in the current directory: ask from an
+# empty one.)
+empty=$(mktemp -d)
+trap 'rm -rf "$empty"' EXIT
+uris() { (cd "$empty" && apt-get download --print-uris $(printf "%s:$arch " $packages) 2>/dev/null); }
 if ! uris >/dev/null; then
   [ "$(id -u)" = 0 ] \
     || fail "Debian's $arch packages are not available: run 'dpkg --add-architecture $arch && apt-get update' as root"
@@ -46,13 +50,15 @@ mkdir -p "$cache"
 sysroot="$out.sysroot"
 rm -rf "$out" "$sysroot" "$out.debs"
 mkdir -p "$out/opt" "$out/tmp" "$out/home/nonroot" "$out/lib/$triplet" "$sysroot"
-uris | while read -r _ file _ sum; do
+mapfile -t debs < <(uris)
+for deb in "${debs[@]}"; do
+  read -r _ file _ sum <<<"$deb"
   if ! echo "${sum#SHA256:}  $cache/$file" | sha256sum -c --status 2>/dev/null; then
     # Into a directory of its own, then renamed: builds sharing the cache never see half a file.
     package=${file%%_*} version=${file#*_}
     version=${version%_*}
     download=$(mktemp -d "$cache/.download.XXXXXX")
-    (cd "$download" && apt-get download -q "$package:$arch=${version//%3a/:}" >/dev/null 2>&1) \
+    (cd "$download" && apt-get download -q "$package:$arch=${version//%3a/:}" </dev/null >/dev/null 2>&1) \
       || fail "could not download $file from Debian's archive"
     echo "${sum#SHA256:}  $download/$file" | sha256sum -c --status || fail "$file: checksum mismatch"
     mv "$download/$file" "$cache/$file"
@@ -62,8 +68,11 @@ uris | while read -r _ file _ sum; do
   echo "$file" >>"$out.debs"
 done
 
-# 2. The JRE, from the jmods of <arch>.
-"$java_home/bin/jlink" --module-path "$sysroot/usr/lib/jvm/java-17-openjdk-$arch/jmods" \
+# 2. The JRE, from the jmods of <arch> (checked: without java.base there jlink would silently take
+# the build JDK's own).
+jmods="$sysroot/usr/lib/jvm/java-17-openjdk-$arch/jmods"
+[ -f "$jmods/java.base.jmod" ] || fail "no $jmods/java.base.jmod in the packages"
+"$java_home/bin/jlink" --module-path "$jmods" \
   --add-modules "$modules" --strip-java-debug-attributes --no-man-pages --no-header-files \
   --output "$out/opt/java"
 # java.desktop is there for java.beans (SnakeYAML, Jackson); the AWT/sound/font natives are not
@@ -114,6 +123,8 @@ while [ -n "$names" ]; do
   done
   names=$([ ${#copied[@]} -eq 0 ] || needed "${copied[@]}")
 done
+readelf -h "$out/opt/java/bin/java" | grep "Machine:.*$machine" >/dev/null \
+  || fail "jlink did not make an $arch JRE"
 loader=$(readelf -l "$out/opt/java/bin/java" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
 mkdir -p "$out$(dirname "$loader")"
 cp "$(in_sysroot "$loader")" "$out$loader"

@@ -241,7 +241,7 @@ class ImageTarsIT {
   }
 
   @Test
-  void controllerImageRunsAsNonRoot() throws IOException {
+  void controllerImageRunsAsNonRootWithTheHandlersTheWebhookChecksWith() throws IOException {
     OciIndex index = OciIndex.open("jakri-controller.tar");
     assertThat(index.refName()).isEqualTo("jakri/controller:0.1.0");
     assertThat(index.images()).hasSize(2);
@@ -255,7 +255,14 @@ class ImageTarsIT {
                   "/opt/jakri/jakri-controller.jar",
                   "io.jakri.controller.Main"));
       assertThat(controller.config().get("User")).isEqualTo("65532:65532");
-      assertThat(controller.files()).containsKey("opt/jakri/jakri-controller.jar");
+      // The admission webhook runs each handler's check of discoveryDetails: plugins beside the
+      // jar.
+      assertThat(controller.files())
+          .containsKeys(
+              "opt/jakri/jakri-controller.jar",
+              "opt/jakri/plugins/jakri-handler-simulated.jar",
+              "opt/jakri/plugins/jakri-handler-udev.jar",
+              "opt/jakri/plugins/jakri-handler-opcua.jar");
       assertRunnableJre(controller);
     }
   }

@@ -144,6 +144,73 @@ class AdmissionWebhookIT {
     assertThat(get(cluster.ns, "broker")).isNull();
   }
 
+  /**
+   * As a user meets it: {@code kubectl apply} (Debian's kubectl; .ci/run installs it) of Akri's
+   * invalid Configuration, refused with both problems, and of a valid one, created.
+   */
+  @Test
+  void kubectlApplyRefusesItWithEveryProblem(RealApiServer api) throws Exception {
+    Path kubectl = onPath("kubectl");
+    if (kubectl == null) {
+      assertThat(System.getenv("CI"))
+          .as(
+              "CI=true and kubectl is not on PATH (Debian's kubernetes-client; .ci/run installs it)")
+          .isNotEqualTo("true");
+      org.junit.jupiter.api.Assumptions.abort("kubectl is not on PATH");
+    }
+    Path kubeconfig = api.kubeconfig(api.adminConfig(), tmp.resolve("admin-kubeconfig"));
+    Result refused =
+        run(
+            kubectl,
+            kubeconfig,
+            "apply",
+            "-n",
+            cluster.ns,
+            "-f",
+            CASES.resolve("akri-invalid.yaml").toString());
+    System.out.println("kubectl apply -f akri-invalid.yaml:\n" + refused.output());
+    assertThat(refused.exit()).as(refused.output()).isNotZero();
+    assertThat(refused.output())
+        .contains("denied the request: 2 problems:")
+        .contains("spec.brokerSpec.brokerPodSpec.notAPodSpecField: unknown field")
+        .contains("spec.instanceServiceSpec.ports[0].port must be 1 to 65535 but is 0");
+    Result created =
+        run(
+            kubectl,
+            kubeconfig,
+            "apply",
+            "-n",
+            cluster.ns,
+            "-f",
+            CASES.resolve("valid.yaml").toString());
+    assertThat(created.exit()).as(created.output()).isZero();
+    assertThat(created.output()).contains("configuration.akri.sh/broker created");
+    delete(cluster.ns, "broker");
+  }
+
+  record Result(int exit, String output) {}
+
+  static Result run(Path kubectl, Path kubeconfig, String... args) throws Exception {
+    List<String> command =
+        new ArrayList<>(List.of(kubectl.toString(), "--kubeconfig", kubeconfig.toString()));
+    command.addAll(List.of(args));
+    Path log = Files.createTempFile(tmp, "kubectl", ".log");
+    Process p =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("kubectl finished").isTrue();
+    return new Result(p.exitValue(), Files.readString(log));
+  }
+
+  static Path onPath(String name) {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+      Path candidate = Path.of(dir, name);
+      if (Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    return null;
+  }
+
   @Test
   void theHandlersOwnCheckOfDiscoveryDetailsRuns() {
     assertThatThrownBy(() -> create(cluster.ns, "bad-details.yaml"))

@@ -134,8 +134,9 @@ public final class AdmissionServer implements AutoCloseable {
       response.put("allowed", verdict.problems().isEmpty());
       if (!verdict.problems().isEmpty()) {
         ObjectNode status = response.putObject("status");
+        // No reason "Invalid": kubectl would then print only the details' causes, and there are
+        // none, so "The request is invalid" would hide every problem (seen with kubectl 1.20).
         status.put("code", 422);
-        status.put("reason", "Invalid");
         status.put("message", message(verdict.problems()));
         LOG.info(
             "refused {} {}: {}",

@@ -59,9 +59,33 @@ public final class ConfigurationParser {
       List<ConfigurationSpec> configurations,
       List<String> errors,
       List<String> warnings,
-      List<String> sources) {
+      List<String> sources,
+      List<HandlerOfInvalid> handlersOfInvalid) {
+    public Result(
+        List<ConfigurationSpec> configurations,
+        List<String> errors,
+        List<String> warnings,
+        List<String> sources) {
+      this(configurations, errors, warnings, sources, List.of());
+    }
+
     public boolean ok() {
       return errors.isEmpty();
+    }
+  }
+
+  /**
+   * The discovery handler and details of a document that is invalid for other reasons, so that
+   * {@code validate} can still run the handler's check and report every problem in one pass.
+   *
+   * @param where the source of the document, as in messages
+   * @param name its {@code metadata.name} as written (may be invalid or empty)
+   */
+  public record HandlerOfInvalid(String where, String name, String handlerName, String details) {
+    /** A stand-in Configuration for the handler's check: the name and details, nothing else. */
+    public ConfigurationSpec asSpec() {
+      return new ConfigurationSpec(
+          name, handlerName, details, List.of(), 1, Map.of(), Optional.empty());
     }
   }
 
@@ -131,16 +155,17 @@ public final class ConfigurationParser {
       return new Result(configurations, errors, warnings, List.of());
     }
     List<String> sources = new ArrayList<>();
+    List<HandlerOfInvalid> handlersOfInvalid = new ArrayList<>();
     for (int i = 0; i < documents.size(); i++) {
       String where = documents.size() == 1 ? source : source + " (document " + (i + 1) + ")";
       try {
-        configurations.add(configuration(where, documents.get(i), warnings));
+        configurations.add(configuration(where, documents.get(i), warnings, handlersOfInvalid));
         sources.add(where);
       } catch (Invalid e) {
         e.problems().forEach(problem -> errors.add(where + ": " + problem));
       }
     }
-    return new Result(configurations, errors, warnings, sources);
+    return new Result(configurations, errors, warnings, sources, handlersOfInvalid);
   }
 
   /**
@@ -154,16 +179,21 @@ public final class ConfigurationParser {
       errors.add(source + ": the document refers to itself");
       return new Result(List.of(), errors, warnings, List.of());
     }
+    List<HandlerOfInvalid> handlersOfInvalid = new ArrayList<>();
     try {
       return new Result(
-          List.of(configuration(source, document, warnings)), errors, warnings, List.of(source));
+          List.of(configuration(source, document, warnings, handlersOfInvalid)),
+          errors,
+          warnings,
+          List.of(source));
     } catch (Invalid e) {
       e.problems().forEach(problem -> errors.add(source + ": " + problem));
-      return new Result(List.of(), errors, warnings, List.of());
+      return new Result(List.of(), errors, warnings, List.of(), handlersOfInvalid);
     }
   }
 
-  private ConfigurationSpec configuration(String where, Object doc, List<String> warnings)
+  private ConfigurationSpec configuration(
+      String where, Object doc, List<String> warnings, List<HandlerOfInvalid> handlersOfInvalid)
       throws Invalid {
     Map<String, Object> root = map(doc, "document");
     String kind = string(root.get("kind"), "kind").orElse("");
@@ -220,6 +250,10 @@ public final class ConfigurationParser {
           p -> warnings.add(where + ": " + p + " (the controller's broker or Service will fail)"));
     }
     if (!problems.isEmpty()) {
+      handler.ifPresent(
+          h ->
+              handlersOfInvalid.add(
+                  new HandlerOfInvalid(where, rawName(root), h.name(), h.details())));
       throw new Invalid(problems);
     }
     if (name.isPresent() && capacity.isPresent()) {
@@ -287,6 +321,12 @@ public final class ConfigurationParser {
     if (problem.isPresent()) {
       throw new Invalid(problem.get());
     }
+  }
+
+  private static String rawName(Map<String, Object> root) {
+    return root.get("metadata") instanceof Map<?, ?> m && m.get("name") instanceof String n
+        ? n
+        : "";
   }
 
   private static Yaml yaml() {

@@ -107,6 +107,14 @@ public final class ConfigurationReview implements AutoCloseable {
     ConfigurationParser.Result result = parser.check(where, document);
     problems.addAll(result.errors());
     warnings.addAll(result.warnings());
+    for (ConfigurationParser.HandlerOfInvalid invalid : result.handlersOfInvalid()) {
+      handlers
+          .find(invalid.handlerName())
+          .ifPresent(
+              h ->
+                  Validator.checkDetails(
+                      h, invalid.asSpec(), where, scheduler, calls, callTimeout, report));
+    }
     for (ConfigurationSpec spec : result.configurations()) {
       Validator.checkPolicy(spec, where, classDomains, new HashMap<>(), Set.of(), report);
       Optional<DiscoveryHandler> handler = handlers.find(spec.handlerName());

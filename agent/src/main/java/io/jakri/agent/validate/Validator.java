@@ -152,6 +152,22 @@ public final class Validator {
         result.warnings().forEach(w -> out.println("warning: " + w));
         result.errors().forEach(err::println);
         problems += result.errors().size();
+        // A document invalid for other reasons still gets its handler's check: every problem of
+        // the file in one pass.
+        for (ConfigurationParser.HandlerOfInvalid invalid : result.handlersOfInvalid()) {
+          Optional<DiscoveryHandler> handler = handlers.find(invalid.handlerName());
+          if (handler.isPresent()) {
+            problems +=
+                checkDetails(
+                    handler.get(),
+                    invalid.asSpec(),
+                    invalid.where(),
+                    scheduler,
+                    calls,
+                    callTimeout,
+                    printed);
+          }
+        }
         for (int i = 0; i < result.configurations().size(); i++) {
           ConfigurationSpec spec = result.configurations().get(i);
           String where = result.sources().get(i);

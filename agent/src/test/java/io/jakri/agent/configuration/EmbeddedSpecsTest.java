@@ -63,6 +63,17 @@ class EmbeddedSpecsTest {
   }
 
   @Test
+  void aDocumentInvalidForOtherReasonsStillNamesItsHandlerForItsCheck() {
+    ConfigurationParser.Result result =
+        parser.parse("c.yaml", configuration("Bad_Name", "capacity: 0"));
+    assertThat(result.errors()).hasSize(2);
+    assertThat(result.handlersOfInvalid())
+        .containsExactly(
+            new ConfigurationParser.HandlerOfInvalid(
+                "c.yaml", "Bad_Name", "debugEcho", "descriptions: [foo]"));
+  }
+
+  @Test
   void aPodWithoutContainersIsRefused() {
     ConfigurationParser.Result result =
         parser.parse(

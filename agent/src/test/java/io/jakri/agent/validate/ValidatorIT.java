@@ -79,6 +79,27 @@ class ValidatorIT {
   }
 
   @Test
+  void theHandlersCheckRunsEvenWhenTheDocumentHasOtherProblems() throws IOException {
+    Path file =
+        file(
+            "two.yaml",
+            TestAgent.configuration("two", "debugEcho", 1, "descriptions: 7")
+                + "  brokerSpec:\n    brokerPodSpec: {hostNetwork: true}\n");
+
+    Outcome outcome = validate(file);
+
+    assertThat(outcome.err())
+        .containsExactly(
+            file
+                + ": spec.brokerSpec.brokerPodSpec.containers is required: a Pod runs at least one"
+                + " container",
+            file
+                + ": spec.discoveryHandler.discoveryDetails: descriptions must be a list but is"
+                + " integer 7");
+    assertThat(outcome.code()).isEqualTo(1);
+  }
+
+  @Test
   void aMissingPluginsDirectoryIsNamedInTheWarning() throws IOException {
     Path file = file("sim.yaml", simulated("sim", "count: 2"));
     Path nowhere = tmp.resolve("no-plugins");

@@ -185,7 +185,9 @@ class EmulateKubeletIT {
   void withoutADiscoveryHandlersDirectoryHandlersRegisterInATemporaryOneNeverVarLibAkri()
       throws Exception {
     boolean akriDirExisted = Files.exists(Path.of("/var/lib/akri"));
-    Path systemTemp = Files.createDirectories(tmp.resolve("system-tmp"));
+    // The test's own directory as java.io.tmpdir, not a subdirectory: a Unix socket's path has at
+    // most 107 bytes.
+    Path systemTemp = tmp;
 
     Process agent = startWithout(List.of("-Djava.io.tmpdir=" + systemTemp), List.of());
     Path dir;

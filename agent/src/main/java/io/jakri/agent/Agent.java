@@ -22,6 +22,7 @@ import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.events.AgentEvents;
 import io.jakri.agent.external.CombinedHandlerRegistry;
+import io.jakri.agent.external.DirectoryInUseException;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
@@ -312,6 +313,15 @@ public final class Agent implements AutoCloseable {
     if (externalHandlers.isPresent()) {
       try {
         externalHandlers.get().start();
+      } catch (DirectoryInUseException e) {
+        if (options.emulateKubelet()) {
+          // Trying things out next to a real agent: refuse rather than run beside it half-working.
+          throw e;
+        }
+        LOG.error(
+            "Akri-protocol discovery handlers not served in {}: {}",
+            externalHandlers.get().directory(),
+            e.getMessage());
       } catch (IOException | RuntimeException e) {
         // The plugins and every other part keep working without Akri-protocol handlers.
         LOG.error(

@@ -110,6 +110,24 @@ class AgentProcessIT {
         .contains("\"akri.sh/akri-debug-echo-foo-8120fe\": \"2\"")
         .contains("\"example.com/widget\": \"1\"")
         .contains("DEBUG_ECHO_DESCRIPTION_8120FE=foo0");
+    // The views are the demo's own, labelled with the command that shows the same on a cluster,
+    // never as a command that ran; the capacity and allocatable numbers are explained.
+    assertThat(output.lines())
+        .contains(
+            "Instances (as `kubectl get akrii` would list them on a cluster):",
+            "The same Instances in full (as `kubectl get akrii -o yaml` would print them):",
+            "Node minikube's capacity (as `kubectl get node minikube -o"
+                + " jsonpath='{.status.capacity}'` would show it):",
+            "Node minikube's allocatable (as `kubectl get node minikube -o"
+                + " jsonpath='{.status.allocatable}'` would show it):",
+            "Node minikube's allocatable after these pods (as `kubectl get node minikube -o"
+                + " jsonpath='{.status.allocatable}'` would show it):",
+            "Pod spookd-test asking for 1 of example.com/thingamajig, 1 of example.com/widget,"
+                + " admitted by the emulated kubelet: its device env (as `kubectl exec"
+                + " spookd-test -- env | sort` would show it):")
+        .anyMatch(l -> l.startsWith("  capacity: the devices the agent advertises per resource;"))
+        .anyMatch(l -> l.startsWith("  allocatable: of those, the ones advertised healthy."))
+        .noneMatch(l -> l.startsWith("$ "));
     for (String line : io.jakri.agent.allocation.EnvContractTest.spookdSeedEnvLines()) {
       assertThat(output).contains(line + System.lineSeparator());
     }
@@ -125,9 +143,12 @@ class AgentProcessIT {
             "my-cams", "simulated", 2, "count: 2\nidPrefix: cam\nproperties: {STREAM: rtsp}\n"));
     String output = runDemo(List.of("--config", config.toString()));
     assertThat(output)
-        .contains("$ kubectl exec akri-sh-my-cams-0 -- env | sort")
+        .contains(
+            "Pod akri-sh-my-cams-0 asking for 1 of akri.sh/my-cams, admitted by the emulated"
+                + " kubelet: its device env (as `kubectl exec akri-sh-my-cams-0 -- env | sort` would"
+                + " show it):")
         .contains("STREAM=rtsp")
-        .contains("$ kubectl get instances -o yaml")
+        .contains("The same Instances in full (as `kubectl get akrii -o yaml` would print them):")
         .contains("configurationName: my-cams")
         .contains("deviceUsage:");
   }
@@ -140,11 +161,40 @@ class AgentProcessIT {
         TestAgent.configuration("sim", "simulated", 1, "count: 3\nidPrefix: dev\n"));
     String output = runDemo(List.of("--config", config.toString(), "--pod", "akri.sh/sim=2"));
     assertThat(output)
-        .contains("$ kubectl exec akri-sh-sim-0 -- env | sort")
+        .contains("Pod akri-sh-sim-0 asking for 2 of akri.sh/sim, admitted by the emulated kubelet")
         .doesNotContain("akri-sh-sim-1 -- env");
     assertThat(output.lines().filter(l -> l.endsWith("_NUM_DEVICES=2")).count())
         .as(output)
         .isEqualTo(1);
+  }
+
+  @Test
+  void demoOfAValidCapacityOneStaticDeviceShowsNoFailure() throws Exception {
+    Path config = Files.createDirectories(tmp.resolve("mine"));
+    Files.writeString(
+        config.resolve("widgets.yaml"),
+        TestAgent.configuration(
+            "widgets",
+            "static",
+            1,
+            "deviceMapping:\n"
+                + "  - hosts: [minikube]\n"
+                + "    devices:\n"
+                + "      - resourceName: example.com/widget\n"
+                + "        instanceID: \"1\"\n"
+                + "        env: {FLOOR: \"1\"}\n"));
+    String output = runDemo(List.of("--config", config.toString()));
+    assertThat(output)
+        .contains("Pod example-com-widget-0 asking for 1 of example.com/widget, admitted")
+        .contains("EXAMPLECOM_WIDGET_FLOOR=1");
+    // One pod for the one slot: none of the Instance's own resource, which shares that slot.
+    assertThat(output.lines().filter(l -> l.startsWith("Pod "))).hasSize(1);
+    assertThat(output.toLowerCase(java.util.Locale.ROOT))
+        .doesNotContain("not admitted")
+        .doesNotContain("unavailable")
+        .doesNotContain("fail")
+        .doesNotContain("error")
+        .doesNotContain("warn");
   }
 
   @Test

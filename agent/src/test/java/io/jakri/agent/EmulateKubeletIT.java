@@ -41,6 +41,13 @@ class EmulateKubeletIT {
   }
 
   private Process start(List<String> jvm, List<String> args) throws IOException {
+    List<String> all = new ArrayList<>(args);
+    all.addAll(List.of("--discovery-handlers-dir", tmp.resolve("akri").toString()));
+    return startWithout(jvm, all);
+  }
+
+  /** Starts the agent with only {@code args} after the common ones (no discovery-handlers dir). */
+  private Process startWithout(List<String> jvm, List<String> args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(jvm);
@@ -55,9 +62,7 @@ class EmulateKubeletIT {
             "--node-name",
             "node-a",
             "--plugins-dir",
-            TestAgent.PLUGINS.toString(),
-            "--discovery-handlers-dir",
-            tmp.resolve("akri").toString()));
+            TestAgent.PLUGINS.toString()));
     command.addAll(args);
     ProcessBuilder builder =
         new ProcessBuilder(command)
@@ -66,6 +71,8 @@ class EmulateKubeletIT {
     builder.environment().remove("JAKRI_LOG_FORMAT");
     builder.environment().remove("JAKRI_DEVICE_PLUGIN_DIR");
     builder.environment().remove("JAKRI_POD_RESOURCES_SOCKET");
+    builder.environment().remove("JAKRI_DISCOVERY_HANDLERS_DIR");
+    builder.environment().remove("DISCOVERY_HANDLERS_DIRECTORY");
     return builder.start();
   }
 
@@ -168,6 +175,63 @@ class EmulateKubeletIT {
     assertThat(dir).doesNotExist();
     if (!kubeletDirExisted) {
       assertThat(Path.of("/var/lib/kubelet")).doesNotExist();
+    }
+  }
+
+  private static final Pattern AKRI_TEMP_DIR =
+      Pattern.compile("discovery handlers register in the new temporary directory (\\S+) ");
+
+  @Test
+  void withoutADiscoveryHandlersDirectoryHandlersRegisterInATemporaryOneNeverVarLibAkri()
+      throws Exception {
+    boolean akriDirExisted = Files.exists(Path.of("/var/lib/akri"));
+    // The test's own directory as java.io.tmpdir, not a subdirectory: a Unix socket's path has at
+    // most 107 bytes.
+    Path systemTemp = tmp;
+
+    Process agent = startWithout(List.of("-Djava.io.tmpdir=" + systemTemp), List.of());
+    Path dir;
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> Files.readString(tmp.resolve("stderr")).contains("discovered as instance"));
+      Matcher m = AKRI_TEMP_DIR.matcher(Files.readString(tmp.resolve("stderr")));
+      assertThat(m.find()).as(String.join("\n", stderr())).isTrue();
+      dir = Path.of(m.group(1));
+      assertThat(dir.getParent()).isEqualTo(systemTemp);
+      assertThat(dir.getFileName().toString()).startsWith("jakri-discovery-handlers-");
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> accepts(dir.resolve("agent-registration.sock")));
+      agent.destroy(); // SIGTERM
+      assertThat(exitCode(agent)).isZero();
+    } finally {
+      agent.destroyForcibly();
+    }
+    assertThat(stderr().stream().filter(l -> AKRI_TEMP_DIR.matcher(l).find())).hasSize(1);
+    assertThat(dir).doesNotExist();
+    if (!akriDirExisted) {
+      assertThat(Path.of("/var/lib/akri")).doesNotExist();
+    }
+  }
+
+  @Test
+  void aDiscoveryHandlersDirectoryAnotherAgentServesIsRefusedWithOneLine() throws Exception {
+    Path akri = Files.createDirectories(tmp.resolve("taken-akri"));
+    Path socket = akri.resolve("agent-registration.sock");
+    try (ServerSocketChannel otherAgent = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      otherAgent.bind(UnixDomainSocketAddress.of(socket));
+
+      Process agent = startWithout(List.of(), List.of("--discovery-handlers-dir", akri.toString()));
+
+      assertThat(exitCode(agent)).isEqualTo(1);
+      assertOneErrorLineAndNoStackTrace(
+          "jakri-agent: --discovery-handlers-dir: "
+              + socket
+              + " answers: another agent serves this discovery-handlers directory; with"
+              + " --emulate-kubelet give it a directory of its own, none, or no directory for a"
+              + " temporary one");
+      assertThat(accepts(socket)).isTrue();
     }
   }
 }

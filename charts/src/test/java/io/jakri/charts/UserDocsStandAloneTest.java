@@ -79,6 +79,40 @@ class UserDocsStandAloneTest {
     assertThat(images).doesNotContain("kind load image-archive …").doesNotContain("import …`");
   }
 
+  /** The README's demo command: a build that shows its progress, then the demo. */
+  static final String DEMO_COMMAND =
+      "mvn -B -ntp package -DskipTests && java -jar agent/target/jakri-agent.jar demo";
+
+  @Test
+  void theReadmesSetUpBuildsVisiblyAndSaysHowLongAndWhatAndTestsAsCiDoes() throws IOException {
+    String readme = read("README.md");
+    int start = readme.indexOf("## Set-up");
+    assertThat(start).as("README has a Set-up section").isNotNegative();
+    int end = readme.indexOf("\n## ", start + 1);
+    String setUp = readme.substring(start, end < 0 ? readme.length() : end);
+    List<String> commands =
+        setUp.lines().filter(l -> l.startsWith("mvn ")).map(String::strip).toList();
+
+    // One command for the demo, one for the tests; neither hides the build's progress.
+    assertThat(commands).containsExactly(DEMO_COMMAND, "mvn -B verify");
+    assertThat(readme.lines().filter(l -> l.strip().startsWith("mvn ")))
+        .as("README's mvn commands")
+        .noneMatch(l -> l.contains(" -q"));
+    // How long the first build takes, on what machine, and what it builds.
+    assertThat(setUp)
+        .containsPattern("about \\d+ minutes")
+        .contains("2 cores")
+        .contains("agent/target/jakri-agent.jar")
+        .contains("container image");
+    // CI runs exactly the README's test command.
+    List<String> ci =
+        Files.readAllLines(ROOT.resolve(".ci/run"), StandardCharsets.UTF_8).stream()
+            .map(String::strip)
+            .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+            .toList();
+    assertThat(ci.get(ci.size() - 1)).isEqualTo("mvn -B verify");
+  }
+
   private static String read(String relative) throws IOException {
     return Files.readString(ROOT.resolve(relative), StandardCharsets.UTF_8);
   }

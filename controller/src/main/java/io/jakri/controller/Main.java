@@ -19,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -27,6 +28,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,7 +98,8 @@ public final class Main implements Callable<Integer> {
       names = "--metrics-port",
       defaultValue = "0",
       description =
-          "Serve /metrics (Prometheus), /healthz and /readyz on this port (0, the default: off).")
+          "Serve /metrics (Prometheus), /healthz and /readyz on this port (env JAKRI_METRICS_PORT,"
+              + " or Akri's METRICS_PORT; 0, the default: off).")
   int metricsPort;
 
   @Option(
@@ -148,9 +151,35 @@ public final class Main implements Callable<Integer> {
               + " JAKRI_LOG_FORMAT; default text).")
   LogFormat logFormat;
 
+  /**
+   * Akri's controller's env vars of the same settings, read when jakri's own {@code JAKRI_...} is
+   * unset: flag to Akri's name.
+   */
+  static final Map<String, String> AKRI_ENV = Map.of("--metrics-port", "METRICS_PORT");
+
+  /** Where flags not given take their defaults from; set by {@link #commandLine}. */
+  private EnvDefaults env = new EnvDefaults();
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
   public static void main(String[] args) {
-    System.exit(
-        new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
+    System.exit(commandLine(System::getenv).execute(args));
+  }
+
+  /** The command line reading {@code environment} (the process's, or a test's map). */
+  static CommandLine commandLine(UnaryOperator<String> environment) {
+    Main main = new Main();
+    main.env = new EnvDefaults(environment, AKRI_ENV);
+    CommandLine cmd = new CommandLine(main).setCaseInsensitiveEnumValuesAllowed(true);
+    cmd.setDefaultValueProvider(main.env);
+    return cmd;
+  }
+
+  /** One line per Akri env var a flag not given took its value from (see {@link #AKRI_ENV}). */
+  List<String> akriEnvUsed() {
+    return spec == null || spec.commandLine().getParseResult() == null
+        ? List.of()
+        : env.akriNamesUsed(spec.commandLine().getParseResult());
   }
 
   /**
@@ -176,6 +205,9 @@ public final class Main implements Callable<Integer> {
     logFormat.apply(Optional.empty());
     // Looked up after the format is applied: the first lookup would initialise logback.
     Logger log = LoggerFactory.getLogger(Main.class);
+    for (String line : akriEnvUsed()) {
+      log.info("{}", line);
+    }
     List<String> served = new ArrayList<>();
     for (String ns : namespaces == null ? List.<String>of() : namespaces) {
       if (ns != null && !ns.isBlank() && !served.contains(ns.strip())) {

@@ -66,4 +66,34 @@ class MainTest {
     assertThat(cmd.execute("--version")).isZero();
     assertThat(out.toString().strip()).isEqualTo("jakri-controller 0.1.0");
   }
+
+  @Test
+  void theMetricsPortReadsAkrisMetricsPortWhenJakrisIsUnset() {
+    CommandLine akri = Main.commandLine(java.util.Map.of("METRICS_PORT", "8080")::get);
+    akri.parseArgs();
+    Main fromAkri = akri.getCommand();
+    assertThat(fromAkri.metricsPort).isEqualTo(8080);
+    assertThat(fromAkri.akriEnvUsed())
+        .containsExactly(
+            "--metrics-port from Akri's env METRICS_PORT (JAKRI_METRICS_PORT is not set; it would"
+                + " win)");
+
+    CommandLine both =
+        Main.commandLine(
+            java.util.Map.of("METRICS_PORT", "8080", "JAKRI_METRICS_PORT", "9090")::get);
+    both.parseArgs();
+    Main jakri = both.getCommand();
+    assertThat(jakri.metricsPort).isEqualTo(9090);
+    assertThat(jakri.akriEnvUsed()).isEmpty();
+
+    CommandLine flag = Main.commandLine(java.util.Map.of("METRICS_PORT", "8080")::get);
+    flag.parseArgs("--metrics-port", "7070");
+    Main fromFlag = flag.getCommand();
+    assertThat(fromFlag.metricsPort).isEqualTo(7070);
+    assertThat(fromFlag.akriEnvUsed()).isEmpty();
+
+    CommandLine none = Main.commandLine(java.util.Map.<String, String>of()::get);
+    none.parseArgs();
+    assertThat(((Main) none.getCommand()).metricsPort).isZero();
+  }
 }

@@ -59,4 +59,46 @@ class EnvDefaultsTest {
     Flags flags = parse(Map.of("JAKRI_WORKERS", "8"), "--workers", "2");
     assertThat(flags.workers).isEqualTo(2);
   }
+
+  private static final Map<String, String> AKRI =
+      Map.of("--node-name", "AGENT_NODE_NAME", "--workers", "WORKERS");
+
+  @Test
+  void akrisNameIsReadWhenJakrisIsUnsetAndSaidOnce() {
+    Flags flags = new Flags();
+    EnvDefaults defaults = new EnvDefaults(Map.of("AGENT_NODE_NAME", "akri-node")::get, AKRI);
+    CommandLine cmd = new CommandLine(flags);
+    cmd.setDefaultValueProvider(defaults);
+    cmd.parseArgs();
+    CommandLine.ParseResult parsed = cmd.parseArgs();
+
+    assertThat(flags.nodeName).isEqualTo("akri-node");
+    assertThat(flags.workers).isEqualTo(4);
+    assertThat(defaults.akriNamesUsed(parsed))
+        .containsExactly(
+            "--node-name from Akri's env AGENT_NODE_NAME (JAKRI_NODE_NAME is not set; it would"
+                + " win)");
+  }
+
+  @Test
+  void jakrisNameWinsOverAkrisAndTheFlagOverBoth() {
+    Map<String, String> env =
+        Map.of("AGENT_NODE_NAME", "akri-node", "JAKRI_NODE_NAME", "jakri-node", "WORKERS", "7");
+    Flags flags = new Flags();
+    EnvDefaults defaults = new EnvDefaults(env::get, AKRI);
+    CommandLine cmd = new CommandLine(flags);
+    cmd.setDefaultValueProvider(defaults);
+    CommandLine.ParseResult parsed = cmd.parseArgs("--workers", "2");
+
+    assertThat(flags.nodeName).isEqualTo("jakri-node");
+    assertThat(flags.workers).isEqualTo(2);
+    // Neither Akri name gave a value: JAKRI_NODE_NAME won, and --workers came from the flag.
+    assertThat(defaults.akriNamesUsed(parsed)).isEmpty();
+  }
+
+  @Test
+  void withoutAkriNamesAkrisVarsAreNotRead() {
+    Flags flags = parse(Map.of("AGENT_NODE_NAME", "akri-node"));
+    assertThat(flags.nodeName).isNull();
+  }
 }

@@ -21,7 +21,9 @@ final class CommonFlags {
 
   @Option(
       names = "--node-name",
-      description = "This node's name (env JAKRI_NODE_NAME or NODE_NAME; default: host name).")
+      description =
+          "This node's name (env JAKRI_NODE_NAME, Akri's AGENT_NODE_NAME or NODE_NAME; default:"
+              + " host name).")
   String nodeName;
 
   @Option(

@@ -9,6 +9,7 @@ import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.dra.DraOptions;
+import io.jakri.agent.external.DirectoryInUseException;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
@@ -22,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -33,9 +35,9 @@ import sun.misc.Signal;
 
 /**
  * The agent's command line: run the agent, {@code demo}, {@code validate}. Every flag also reads an
- * env var ({@code --node-name} from {@code JAKRI_NODE_NAME} or {@code NODE_NAME}, {@code
- * --device-plugin-dir} from {@code JAKRI_DEVICE_PLUGIN_DIR}, ...). Only this class exits the
- * process.
+ * env var ({@code --node-name} from {@code JAKRI_NODE_NAME}, Akri's {@code AGENT_NODE_NAME} or
+ * {@code NODE_NAME}, {@code --device-plugin-dir} from {@code JAKRI_DEVICE_PLUGIN_DIR}, ...). Only
+ * this class exits the process.
  */
 @Command(
     name = "jakri-agent",
@@ -65,6 +67,16 @@ public final class Main implements Callable<Integer> {
               + " new temporary directory; it refuses a directory whose kubelet.sock answers).")
   boolean emulateKubelet;
 
+  /**
+   * Akri's agent's env vars of the same settings, read when jakri's own {@code JAKRI_...} is unset
+   * (a DaemonSet written for Akri's agent keeps working): flag to Akri's name.
+   */
+  static final Map<String, String> AKRI_ENV =
+      Map.of("--node-name", "AGENT_NODE_NAME", "--metrics-port", "METRICS_PORT");
+
+  /** Where flags not given take their defaults from; set by {@link #commandLine}. */
+  private EnvDefaults env = new EnvDefaults();
+
   public static void main(String[] args) {
     System.exit(commandLine().execute(args));
   }
@@ -75,7 +87,16 @@ public final class Main implements Callable<Integer> {
    * --help)}, and exit code 2; no usage dump, no stack trace.
    */
   static CommandLine commandLine() {
-    CommandLine cmd = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
+    return commandLine(System::getenv);
+  }
+
+  /** {@link #commandLine()} reading {@code environment} (a test's map) for flag defaults. */
+  static CommandLine commandLine(java.util.function.UnaryOperator<String> environment) {
+    Main main = new Main();
+    main.env = new EnvDefaults(environment, AKRI_ENV);
+    CommandLine cmd = new CommandLine(main).setCaseInsensitiveEnumValuesAllowed(true);
+    // Only the agent's own flags: demo and validate keep reading JAKRI_... alone.
+    cmd.getCommandSpec().defaultValueProvider(main.env);
     cmd.setParameterExceptionHandler(
         (e, args) -> {
           CommandLine where = e.getCommandLine();
@@ -198,7 +219,9 @@ public final class Main implements Callable<Integer> {
       description =
           "Directory where Akri-protocol discovery handlers register (agent-registration.sock)"
               + " and put their sockets (env DISCOVERY_HANDLERS_DIRECTORY or"
-              + " JAKRI_DISCOVERY_HANDLERS_DIR; default /var/lib/akri; none: off).")
+              + " JAKRI_DISCOVERY_HANDLERS_DIR; default /var/lib/akri, with --emulate-kubelet a"
+              + " new temporary directory, where a directory another agent serves is refused;"
+              + " none: off).")
   String discoveryHandlersDir;
 
   @Option(
@@ -234,6 +257,13 @@ public final class Main implements Callable<Integer> {
           "With --dra: the kubelet's plugins directory, where akri.sh/dra.sock goes (env"
               + " JAKRI_DRA_PLUGINS_DIR; default /var/lib/kubelet/plugins).")
   Path draPluginsDir;
+
+  /** One line per Akri env var a flag not given took its value from (see {@link #AKRI_ENV}). */
+  List<String> akriEnvUsed() {
+    return spec == null || spec.commandLine().getParseResult() == null
+        ? List.of()
+        : env.akriNamesUsed(spec.commandLine().getParseResult());
+  }
 
   /** The DRA settings the flags ask for; empty when {@code --dra} is off. */
   Optional<DraOptions> draOptions() {
@@ -313,14 +343,31 @@ public final class Main implements Callable<Integer> {
     return Optional.of(DEFAULT_CDI_DIR);
   }
 
-  /** The discovery-handlers directory from the flag, the env vars or Akri's default. */
-  Optional<ExternalHandlers.Options> externalHandlers() {
+  /** The discovery-handlers directory the agent made itself (removed when it stops). */
+  private Optional<Path> temporaryDiscoveryHandlersDir = Optional.empty();
+
+  /**
+   * The discovery-handlers directory from the flag, the env vars or Akri's default. With {@code
+   * --emulate-kubelet} and no directory named, a new temporary directory instead of Akri's {@code
+   * /var/lib/akri} (an agent trying things out never takes the node's real one).
+   */
+  Optional<ExternalHandlers.Options> externalHandlers() throws IOException {
     String dir = discoveryHandlersDir;
     if (dir == null || dir.isBlank()) {
       dir = System.getenv(ExternalHandlers.DIRECTORY_ENV);
     }
     ExternalHandlers.Settings settings =
         ExternalHandlers.Settings.DEFAULT.withKeepalive(externalHandlerKeepalive);
+    if ((dir == null || dir.isBlank()) && emulateKubelet) {
+      Path temporary = Files.createTempDirectory("jakri-discovery-handlers-");
+      temporaryDiscoveryHandlersDir = Optional.of(temporary);
+      LoggerFactory.getLogger(Main.class)
+          .info(
+              "Akri-protocol discovery handlers register in the new temporary directory {}"
+                  + " (--discovery-handlers-dir chooses another; removed when the agent stops)",
+              temporary);
+      return Optional.of(new ExternalHandlers.Options(temporary, settings));
+    }
     if (dir == null || dir.isBlank()) {
       return Optional.of(
           new ExternalHandlers.Options(ExternalHandlers.DEFAULT_DIRECTORY, settings));
@@ -355,6 +402,9 @@ public final class Main implements Callable<Integer> {
       return 2;
     }
     logFormat.apply(Optional.of(common.nodeName()));
+    for (String line : akriEnvUsed()) {
+      LoggerFactory.getLogger(Main.class).info("{}", line);
+    }
     OutOfMemoryExit.install();
     if (maxSlotsPerConfiguration < 1 || maxSlotsPerAgent < 1) {
       System.err.println(
@@ -445,6 +495,13 @@ public final class Main implements Callable<Integer> {
     } catch (EmulatorStartException e) {
       System.err.println("jakri-agent: --emulate-kubelet: " + e.getMessage());
       return 1;
+    } catch (DirectoryInUseException e) {
+      System.err.println(
+          "jakri-agent: --discovery-handlers-dir: "
+              + e.getMessage()
+              + "; with --emulate-kubelet give it a directory of its own, none, or no"
+              + " directory for a temporary one");
+      return 1;
     } catch (java.net.BindException e) {
       // Only the metrics endpoint listens on a TCP port; its message names the address.
       spec.commandLine().getErr().println("jakri-agent: --metrics-port: " + e.getMessage());
@@ -453,6 +510,8 @@ public final class Main implements Callable<Integer> {
       common.temporaryDir.ifPresent(Main::removeTemporaryDir);
       // The agent removed its specs when it stopped; what is left here is the empty directory.
       temporaryCdiDir.ifPresent(Main::deleteTree);
+      // Likewise its registration socket and saved registrations.
+      temporaryDiscoveryHandlersDir.ifPresent(Main::deleteTree);
     }
     return 0;
   }

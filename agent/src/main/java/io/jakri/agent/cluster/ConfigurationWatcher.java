@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.configuration.ConfigurationSpec;
@@ -59,7 +60,12 @@ public final class ConfigurationWatcher implements ConfigurationSource {
   private volatile List<SharedIndexInformer<GenericKubernetesResource>> informers = List.of();
   private volatile boolean closed;
 
-  /** One Configuration as last seen: its identity and either a spec or the reason it has none. */
+  /**
+   * One Configuration as last seen: its identity and either a spec or the reason it has none.
+   *
+   * @param warnings what the checks found but ignored, e.g. {@code unknown field spec.x ignored},
+   *     as standalone mode logs it for a file
+   */
   public record Known(
       String namespace,
       String name,
@@ -67,7 +73,28 @@ public final class ConfigurationWatcher implements ConfigurationSource {
       long generation,
       Optional<ConfigurationSpec> spec,
       List<String> problems,
-      GenericKubernetesResource resource) {}
+      List<String> warnings,
+      GenericKubernetesResource resource) {
+
+    public Known {
+      problems = List.copyOf(problems);
+      warnings = List.copyOf(warnings);
+    }
+
+    /**
+     * The warnings to log now that this is what was seen after {@code before} (null: not seen
+     * before): all of them once per generation of a Configuration, none on a resync or a status
+     * change of the same generation.
+     */
+    List<String> warningsToLog(Known before) {
+      boolean sameGeneration =
+          before != null
+              && java.util.Objects.equals(before.uid(), uid)
+              && before.generation() == generation
+              && before.warnings().equals(warnings);
+      return sameGeneration ? List.of() : warnings;
+    }
+  }
 
   /**
    * @param desired receives the complete list of valid Configurations after every change, on the
@@ -222,10 +249,13 @@ public final class ConfigurationWatcher implements ConfigurationSource {
         }
         continue;
       }
-      Known k = check(resource);
+      Known k = check(client.getKubernetesSerialization(), parser, resource);
       next.put(k.name(), k);
       k.spec().ifPresent(valid::add);
       Known before = known.get(k.name());
+      for (String warning : k.warningsToLog(before)) {
+        LOG.warn("{} (generation {})", warning, k.generation());
+      }
       if (!k.problems().isEmpty() && (before == null || !before.problems().equals(k.problems()))) {
         LOG.error("configuration {}/{}: rejected: {}", k.namespace(), k.name(), k.problems());
       }
@@ -276,14 +306,21 @@ public final class ConfigurationWatcher implements ConfigurationSource {
     }
   }
 
-  private Known check(GenericKubernetesResource resource) {
+  /**
+   * Checks one Configuration as the watch received it: converted to maps and lists, then by the
+   * same rules as a standalone file.
+   */
+  static Known check(
+      KubernetesSerialization serialization,
+      ConfigurationParser parser,
+      GenericKubernetesResource resource) {
     String name = resource.getMetadata().getName();
     String namespace = resource.getMetadata().getNamespace();
     long generation =
         resource.getMetadata().getGeneration() == null ? 0 : resource.getMetadata().getGeneration();
     Object document;
     try {
-      document = client.getKubernetesSerialization().convertValue(resource, Map.class);
+      document = serialization.convertValue(resource, Map.class);
     } catch (RuntimeException e) {
       return new Known(
           namespace,
@@ -292,6 +329,7 @@ public final class ConfigurationWatcher implements ConfigurationSource {
           generation,
           Optional.empty(),
           List.of("unreadable: " + e.getMessage()),
+          List.of(),
           resource);
     }
     ConfigurationParser.Result result =
@@ -303,6 +341,7 @@ public final class ConfigurationWatcher implements ConfigurationSource {
         generation,
         result.configurations().stream().findFirst(),
         result.errors(),
+        result.warnings(),
         resource);
   }
 }

@@ -92,6 +92,9 @@ public final class Demo {
       Signal.handle(new Signal("TERM"), s -> stop.countDown());
     }
     out.println("jakri demo: standalone agent + kubelet emulator on node " + options.nodeName());
+    out.println(
+        "  (no cluster: every view below is computed by this demo; each heading names the command"
+            + " that shows the same on a real cluster)");
     out.println("  configurations: " + options.config().orElseThrow());
     out.println("  device plugins: " + options.devicePluginDir());
     out.println("  handler plugins: " + options.pluginsDir());
@@ -173,47 +176,89 @@ public final class Demo {
 
   private void report(Agent agent, KubeletEmulator kubelet) throws StoreException {
     out.println();
-    out.println("$ ls " + options.devicePluginDir());
+    out.println(
+        "Device-plugin sockets in "
+            + options.devicePluginDir()
+            + " (the emulated kubelet's directory; `ls` it to see the same):");
     try (Stream<Path> files = Files.list(options.devicePluginDir())) {
       files.map(p -> p.getFileName().toString()).sorted().forEach(f -> out.println(f));
     } catch (IOException e) {
       out.println("(cannot list: " + e.getMessage() + ")");
     }
     out.println();
-    out.println("$ kubectl get instances");
+    out.println(INSTANCES_HEADING);
     List<Instance> instances = new ArrayList<>(agent.instances().list());
     instances.sort(Comparator.comparing(Instance::name));
     int width = instances.stream().mapToInt(i -> i.name().length()).max().orElse(4) + 3;
     int cwidth =
         instances.stream().mapToInt(i -> i.configurationName().length()).max().orElse(6) + 3;
-    out.println(
-        pad("NAME", width) + pad("CONFIG", cwidth) + pad("SHARED", 8) + pad("NODES", 14) + "AGE");
+    out.println(pad("NAME", width) + pad("CONFIG", cwidth) + pad("SHARED", 8) + "NODES");
     for (Instance i : instances) {
       out.println(
           pad(i.name(), width)
               + pad(i.configurationName(), cwidth)
               + pad(Boolean.toString(i.shared()), 8)
-              + pad(i.nodes().toString(), 14)
-              + "1s");
+              + i.nodes());
     }
     out.println();
-    out.println("$ kubectl get instances -o yaml");
+    out.println(INSTANCES_YAML_HEADING);
     out.print(InstanceListing.yaml(instances));
     out.println();
-    out.println(
-        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.capacity");
+    out.println(nodeHeading("capacity"));
     out.println(json(kubelet.capacity()));
-    out.println(
-        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.allocatable");
+    out.println(nodeHeading("allocatable"));
     out.println(json(kubelet.allocatable()));
+    for (String line : CAPACITY_EXPLAINED) {
+      out.println(line);
+    }
+  }
+
+  /** The heading of the Instances table. */
+  static final String INSTANCES_HEADING =
+      "Instances (as `kubectl get akrii` would list them on a cluster):";
+
+  /** The heading of the Instances' YAML. */
+  static final String INSTANCES_YAML_HEADING =
+      "The same Instances in full (as `kubectl get akrii -o yaml` would print them):";
+
+  /** What the capacity and allocatable numbers mean, printed under them. */
+  static final List<String> CAPACITY_EXPLAINED =
+      List.of(
+          "  capacity: the devices the agent advertises per resource; each is one slot (an Instance"
+              + " has spec.capacity slots),",
+          "    and a class resource (akri.sh/<configuration> or a handler's class) offers its"
+              + " Instances' slots again.",
+          "  allocatable: of those, the ones advertised healthy. As on a real node, a slot a pod"
+              + " holds stays in the allocatable",
+          "    of the resource the pod asked for (the scheduler subtracts pods' requests); the"
+              + " other resources offering that",
+          "    slot report it unhealthy, so their allocatable drops.");
+
+  /** The heading of the node's capacity or allocatable ({@code what}, its first word the field). */
+  String nodeHeading(String what) {
+    String field = what.split(" ", 2)[0];
+    return "Node "
+        + options.nodeName()
+        + "'s "
+        + what
+        + " (as `kubectl get node "
+        + options.nodeName()
+        + " -o jsonpath='{.status."
+        + field
+        + "}'` would show it):";
   }
 
   private void admitSamples(Agent agent, KubeletEmulator kubelet) {
     Map<String, Long> capacity = kubelet.capacity();
-    List<Pod> pods = samples.pods(capacity, agent.devicePlugins().served());
+    Set<String> served = agent.devicePlugins().served();
+    Map<String, Set<String>> devices = new TreeMap<>();
+    for (String resource : served) {
+      devices.put(resource, Set.copyOf(kubelet.devices(resource).keySet()));
+    }
+    List<Pod> pods = samples.pods(capacity, served, devices);
     for (Pod pod : pods) {
       out.println();
-      out.println("$ kubectl exec " + pod.name() + " -- env | sort   # device env only");
+      out.println(podHeading(pod));
       try {
         PodAdmission admitted = kubelet.admit(pod);
         for (Map.Entry<String, ContainerAllocation> c : admitted.containers().entrySet()) {
@@ -228,9 +273,24 @@ public final class Demo {
       }
     }
     out.println();
-    out.println(
-        "$ kubectl get node/" + options.nodeName() + " --output=json | jq .status.allocatable");
+    out.println(nodeHeading("allocatable after these pods"));
     out.println(json(kubelet.allocatable()));
+  }
+
+  /** The heading of what a sample pod received. */
+  static String podHeading(Pod pod) {
+    String asks =
+        pod.containers().stream()
+            .flatMap(c -> new TreeMap<>(c.requests()).entrySet().stream())
+            .map(e -> e.getValue() + " of " + e.getKey())
+            .collect(Collectors.joining(", "));
+    return "Pod "
+        + pod.name()
+        + " asking for "
+        + asks
+        + ", admitted by the emulated kubelet: its device env (as `kubectl exec "
+        + pod.name()
+        + " -- env | sort` would show it):";
   }
 
   private void printChanges(

@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -25,6 +26,16 @@ public sealed interface SamplePods {
 
   /** The pods to admit, given the node's capacity and the resources the agent serves. */
   List<Pod> pods(Map<String, Long> capacity, Collection<String> served);
+
+  /**
+   * The pods to admit, also knowing the device ids each resource advertises ({@code devices}, by
+   * resource): a class resource advertises the slots of its member Instances under the slots' ids,
+   * so a resource whose every device a class also offers shares its slots with that class.
+   */
+  default List<Pod> pods(
+      Map<String, Long> capacity, Collection<String> served, Map<String, Set<String>> devices) {
+    return pods(capacity, served);
+  }
 
   static SamplePods bundled() {
     return new Bundled();
@@ -102,10 +113,17 @@ public sealed interface SamplePods {
   record EachClass() implements SamplePods {
     @Override
     public List<Pod> pods(Map<String, Long> capacity, Collection<String> served) {
+      return pods(capacity, served, Map.of());
+    }
+
+    @Override
+    public List<Pod> pods(
+        Map<String, Long> capacity, Collection<String> served, Map<String, Set<String>> devices) {
       TreeSet<String> resources = new TreeSet<>(served);
       List<Pod> pods = new ArrayList<>();
       for (String resource : resources) {
         if (isInstanceOfServedClass(resource, resources)
+            || sharesSlotsWithAClass(resource, resources, capacity, devices)
             || capacity.getOrDefault(resource, 0L) < 1) {
           continue;
         }
@@ -119,6 +137,29 @@ public sealed interface SamplePods {
       return resource.startsWith("akri.sh/")
           && resource.matches(".*-[0-9a-f]{6}")
           && served.contains(resource.substring(0, resource.length() - 7));
+    }
+
+    /**
+     * An Instance resource ({@code akri.sh/...}) whose every device another served resource with
+     * capacity also advertises: its slots are that class's, and the class's pod may take them.
+     */
+    private static boolean sharesSlotsWithAClass(
+        String resource,
+        Collection<String> served,
+        Map<String, Long> capacity,
+        Map<String, Set<String>> devices) {
+      Set<String> own = devices.getOrDefault(resource, Set.of());
+      if (!resource.startsWith("akri.sh/") || own.isEmpty()) {
+        return false;
+      }
+      for (String other : served) {
+        if (!other.equals(resource)
+            && capacity.getOrDefault(other, 0L) > 0
+            && devices.getOrDefault(other, Set.of()).containsAll(own)) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 

@@ -50,7 +50,7 @@ final class RegistrationSocket {
   void removeStale() throws IOException {
     if (Files.exists(socket) || Files.isSymbolicLink(socket)) {
       if (answers(socket)) {
-        throw new IOException(
+        throw new DirectoryInUseException(
             socket + " answers: another agent serves this discovery-handlers directory");
       }
       Files.delete(socket);

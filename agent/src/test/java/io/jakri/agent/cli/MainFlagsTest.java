@@ -114,7 +114,7 @@ class MainFlagsTest {
   }
 
   @Test
-  void theExternalHandlerKeepaliveReachesTheSettingsAndDefaultsTo30s() {
+  void theExternalHandlerKeepaliveReachesTheSettingsAndDefaultsTo30s() throws Exception {
     Main chosen = new Main();
     new CommandLine(chosen)
         .parseArgs("--external-handler-keepalive", "5m", "--discovery-handlers-dir", "/x");
@@ -164,5 +164,61 @@ class MainFlagsTest {
     assertThat(durations.convert("PT1M")).hasSeconds(60);
     assertThat(ports.convert("0")).isZero();
     assertThat(ports.convert("65535")).isEqualTo(65535);
+  }
+
+  private static Main parsedWith(java.util.Map<String, String> env, String... args) {
+    CommandLine cmd = Main.commandLine(env::get);
+    cmd.parseArgs(args);
+    return cmd.getCommand();
+  }
+
+  @Test
+  void akrisAgentNodeNameAndMetricsPortAreReadWhenJakrisAreUnset() {
+    Main akri =
+        parsedWith(
+            java.util.Map.of("AGENT_NODE_NAME", "akri-node", "METRICS_PORT", "8080"),
+            "--standalone");
+
+    assertThat(akri.common.nodeName()).isEqualTo("akri-node");
+    assertThat(akri.metricsPort).isEqualTo(8080);
+    assertThat(akri.akriEnvUsed())
+        .containsExactly(
+            "--metrics-port from Akri's env METRICS_PORT (JAKRI_METRICS_PORT is not set; it would"
+                + " win)",
+            "--node-name from Akri's env AGENT_NODE_NAME (JAKRI_NODE_NAME is not set; it would"
+                + " win)");
+  }
+
+  @Test
+  void jakrisOwnEnvNamesWinOverAkrisAndTheFlagsOverBoth() {
+    Main both =
+        parsedWith(
+            java.util.Map.of(
+                "AGENT_NODE_NAME", "akri-node",
+                "JAKRI_NODE_NAME", "jakri-node",
+                "METRICS_PORT", "8080",
+                "JAKRI_METRICS_PORT", "9090"));
+    assertThat(both.common.nodeName()).isEqualTo("jakri-node");
+    assertThat(both.metricsPort).isEqualTo(9090);
+    assertThat(both.akriEnvUsed()).isEmpty();
+
+    Main flags =
+        parsedWith(
+            java.util.Map.of("AGENT_NODE_NAME", "akri-node", "METRICS_PORT", "8080"),
+            "--node-name",
+            "flag-node",
+            "--metrics-port",
+            "7070");
+    assertThat(flags.common.nodeName()).isEqualTo("flag-node");
+    assertThat(flags.metricsPort).isEqualTo(7070);
+    assertThat(flags.akriEnvUsed()).isEmpty();
+  }
+
+  @Test
+  void theDemoKeepsItsOwnNodeNameWhateverAkrisEnvSays() {
+    CommandLine cmd = Main.commandLine(java.util.Map.of("AGENT_NODE_NAME", "akri-node")::get);
+    CommandLine.ParseResult parsed = cmd.parseArgs("demo");
+    DemoCommand demo = parsed.subcommand().commandSpec().commandLine().getCommand();
+    assertThat(demo.nodeName).isEqualTo("minikube");
   }
 }

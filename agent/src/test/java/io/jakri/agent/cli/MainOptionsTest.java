@@ -184,4 +184,46 @@ class MainOptionsTest {
 
     assertThat(cmd.execute("--cdi-dir", tmp.toString())).isEqualTo(2);
   }
+
+  @Test
+  void theEmulatorsAgentRegistersDiscoveryHandlersInATemporaryDirectoryNotVarLibAkri()
+      throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        System.getenv("DISCOVERY_HANDLERS_DIRECTORY") == null
+            && System.getenv("JAKRI_DISCOVERY_HANDLERS_DIR") == null,
+        "the environment names a discovery-handlers directory");
+    Main emulated = parse("--standalone", "--config", "c.yaml", "--emulate-kubelet");
+    Path dir = emulated.externalHandlers().orElseThrow().directory();
+    try {
+      assertThat(dir).isDirectory().isEmptyDirectory();
+      assertThat(dir.toRealPath())
+          .startsWith(Path.of(System.getProperty("java.io.tmpdir")).toRealPath());
+      assertThat(dir.getFileName().toString()).startsWith("jakri-discovery-handlers-");
+    } finally {
+      Main.deleteTree(dir);
+    }
+
+    Main real = parse("--standalone", "--config", "c.yaml");
+    assertThat(real.externalHandlers().orElseThrow().directory())
+        .isEqualTo(Path.of("/var/lib/akri"));
+
+    Main named =
+        parse(
+            "--standalone",
+            "--config",
+            "c.yaml",
+            "--emulate-kubelet",
+            "--discovery-handlers-dir",
+            tmp.toString());
+    assertThat(named.externalHandlers().orElseThrow().directory()).isEqualTo(tmp);
+    Main none =
+        parse(
+            "--standalone",
+            "--config",
+            "c.yaml",
+            "--emulate-kubelet",
+            "--discovery-handlers-dir",
+            "none");
+    assertThat(none.externalHandlers()).isEmpty();
+  }
 }

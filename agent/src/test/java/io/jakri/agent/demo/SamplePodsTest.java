@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.jakri.kubelet.emulator.Pod;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class SamplePodsTest {
@@ -30,6 +31,39 @@ class SamplePodsTest {
     assertThat(pods)
         .extracting(Pod::name)
         .containsExactly("akri-sh-cams-0", "example-com-widget-1");
+  }
+
+  @Test
+  void aCapacityOneDeviceOfAHandlersClassGetsOnePodNotOnePerResourceOfferingItsSlot() {
+    // The static handler's widget: class example.com/widget and Instance resource
+    // akri.sh/widgets-133d9a both offer the one slot widgets-133d9a-0.
+    Set<String> slot = Set.of("widgets-133d9a-0");
+    List<Pod> pods =
+        SamplePods.eachClass()
+            .pods(
+                Map.of("example.com/widget", 1L, "akri.sh/widgets-133d9a", 1L),
+                List.of("akri.sh/widgets-133d9a", "example.com/widget"),
+                Map.of("example.com/widget", slot, "akri.sh/widgets-133d9a", slot));
+
+    assertThat(pods).extracting(Pod::name).containsExactly("example-com-widget-0");
+    assertThat(pods.get(0).containers().get(0).requests())
+        .isEqualTo(Map.of("example.com/widget", 1L));
+  }
+
+  @Test
+  void anInstanceResourceWithSlotsNoClassOffersIsSampled() {
+    List<Pod> pods =
+        SamplePods.eachClass()
+            .pods(
+                Map.of("example.com/widget", 1L, "akri.sh/gadgets-a19705", 1L),
+                List.of("akri.sh/gadgets-a19705", "example.com/widget"),
+                Map.of(
+                    "example.com/widget", Set.of("widgets-133d9a-0"),
+                    "akri.sh/gadgets-a19705", Set.of("gadgets-a19705-0")));
+
+    assertThat(pods)
+        .extracting(Pod::name)
+        .containsExactly("akri-sh-gadgets-a19705-0", "example-com-widget-1");
   }
 
   @Test

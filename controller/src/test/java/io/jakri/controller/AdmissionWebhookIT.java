@@ -228,9 +228,7 @@ class AdmissionWebhookIT {
     try {
       assertThatThrownBy(
               () ->
-                  admin
-                      .genericKubernetesResources("akri.sh/v0", "Configuration")
-                      .inNamespace(cluster.ns)
+                  configurations(cluster.ns)
                       .withName("broker")
                       .patch(
                           PatchContext.of(PatchType.JSON_MERGE),
@@ -334,27 +332,23 @@ class AdmissionWebhookIT {
     GenericKubernetesResource resource =
         Serialization.unmarshal(
             Files.readString(CASES.resolve(file)), GenericKubernetesResource.class);
-    return admin
-        .genericKubernetesResources("akri.sh/v0", "Configuration")
-        .inNamespace(ns)
-        .resource(resource)
-        .create();
+    return configurations(ns).resource(resource).create();
+  }
+
+  static io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<
+          GenericKubernetesResource,
+          io.fabric8.kubernetes.api.model.GenericKubernetesResourceList,
+          io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
+      configurations(String ns) {
+    return admin.genericKubernetesResources("akri.sh/v0", "Configuration").inNamespace(ns);
   }
 
   static GenericKubernetesResource get(String ns, String name) {
-    return admin
-        .genericKubernetesResources("akri.sh/v0", "Configuration")
-        .inNamespace(ns)
-        .withName(name)
-        .get();
+    return configurations(ns).withName(name).get();
   }
 
   static void delete(String ns, String name) {
-    admin
-        .genericKubernetesResources("akri.sh/v0", "Configuration")
-        .inNamespace(ns)
-        .withName(name)
-        .delete();
+    configurations(ns).withName(name).delete();
     await().atMost(Duration.ofSeconds(30)).until(() -> get(ns, name) == null);
   }
 

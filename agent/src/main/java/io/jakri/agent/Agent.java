@@ -17,6 +17,7 @@ import io.jakri.agent.discovery.HandlerRegistry;
 import io.jakri.agent.discovery.InstanceLifecycle;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
+import io.jakri.agent.discovery.SwitchedOffHandlers;
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.events.AgentEvent;
@@ -41,6 +42,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -153,10 +155,17 @@ public final class Agent implements AutoCloseable {
                         scheduler,
                         o.settings(),
                         System::nanoTime));
-    this.allHandlers =
+    HandlerRegistry installed =
         externalHandlers
             .<HandlerRegistry>map(e -> new CombinedHandlerRegistry(handlers, e))
             .orElse(handlers);
+    Set<String> off = options.safeguards().handlerLimits().switchedOff();
+    this.allHandlers = off.isEmpty() ? installed : new SwitchedOffHandlers(installed, off);
+    if (!off.isEmpty()) {
+      LOG.info(
+          "discovery handlers switched off on this node (--disable-handlers): {}",
+          String.join(", ", new java.util.TreeSet<>(off)));
+    }
     this.discovery =
         new DiscoveryManager(
             options.nodeName(),

@@ -28,6 +28,25 @@ class AgentDaemonSetTest {
   }
 
   @Test
+  void akrisDiscoveryEnabledFalseSwitchesThatHandlerOff() {
+    RenderedChart chart =
+        RenderedChart.render(
+            RenderedChart.NAMESPACE,
+            List.of(),
+            List.of(
+                "udev.discovery.enabled",
+                "false",
+                "opcua.discovery.enabled",
+                "false",
+                "onvif.discovery.enabled",
+                "true"));
+    assertThat(RenderedChart.strings(agentContainer(chart).get("args")))
+        .contains("--disable-handlers=udev,opcua");
+    assertThat(RenderedChart.strings(agentContainer(RenderedChart.render()).get("args")))
+        .noneMatch(a -> a.startsWith("--disable-handlers"));
+  }
+
+  @Test
   void defaultsMountTheKubeletDirectoriesAndPassNodeNameFromTheDownwardApi() {
     RenderedChart chart = RenderedChart.render();
     Map<String, Object> pod = podSpec(chart);

@@ -207,6 +207,16 @@ public final class Main implements Callable<Integer> {
   int handlerStrandedThreads = HandlerLimits.DEFAULT_STRANDED_THREADS;
 
   @Option(
+      names = "--disable-handlers",
+      split = ",",
+      paramLabel = "NAME[,NAME...]",
+      description =
+          "Discovery handlers switched off on this node, by the name Configurations use (e.g."
+              + " udev,onvif): a Configuration naming one finds no handler (env"
+              + " JAKRI_DISABLE_HANDLERS; the chart: <handler>.discovery.enabled=false).")
+  List<String> disableHandlers = new ArrayList<>();
+
+  @Option(
       names = "--log-format",
       converter = LogFormat.Converter.class,
       description =
@@ -385,7 +395,15 @@ public final class Main implements Callable<Integer> {
         allowReservedBrokerEnv,
         metricsBindAddress,
         new SlotLimits(maxSlotsPerConfiguration, maxSlotsPerAgent),
-        new HandlerLimits(handlerCallTimeout, handlerStrandedThreads),
+        new HandlerLimits(
+            handlerCallTimeout,
+            handlerStrandedThreads,
+            disableHandlers == null
+                ? java.util.Set.of()
+                : disableHandlers.stream()
+                    .map(String::strip)
+                    .filter(n -> !n.isEmpty())
+                    .collect(java.util.stream.Collectors.toSet())),
         new ContainerPaths(
             allowHostMountPrefixes == null
                 ? List.of()

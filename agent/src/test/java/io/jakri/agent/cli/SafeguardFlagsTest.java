@@ -17,6 +17,13 @@ class SafeguardFlagsTest {
   }
 
   @Test
+  void handlersAreSwitchedOffByNameSeparatedByCommas() {
+    assertThat(parse("--disable-handlers", "udev, onvif,").handlerLimits().switchedOff())
+        .containsExactlyInAnyOrder("udev", "onvif");
+    assertThat(parse().handlerLimits().switchedOff()).isEmpty();
+  }
+
+  @Test
   void defaultsAreTheDocumentedOnes() {
     assertThat(parse()).isEqualTo(Safeguards.defaults());
     assertThat(Safeguards.defaults().classDomains()).containsExactly("example.com");

@@ -255,6 +255,7 @@ public final class Agent implements AutoCloseable {
                     options.nodeName(),
                     options.namespaces(),
                     options.tidyNode(),
+                    options.labelNode(),
                     options.offlineGrace(),
                     scheduler))
         .orElseGet(() -> new StandaloneMode(options.config(), scheduler, Events.logging(LOG)));

@@ -27,6 +27,8 @@ import java.util.Optional;
  *     are published; empty: Dynamic Resource Allocation off
  * @param cdiDir where the CDI spec of every Instance served here is written (and Allocate names the
  *     CDI devices); empty: CDI off
+ * @param labelNode whether, in cluster mode, the agent labels its Node {@code
+ *     akri.sh/<configuration>=<number of its Instances on the node>} ({@code --label-node})
  */
 public record AgentOptions(
     String nodeName,
@@ -44,7 +46,8 @@ public record AgentOptions(
     Safeguards safeguards,
     Optional<ExternalHandlers.Options> externalHandlers,
     Optional<DraOptions> dra,
-    Optional<Path> cdiDir) {
+    Optional<Path> cdiDir,
+    boolean labelNode) {
 
   /** Options with the default reclaim grace and the cluster-mode settings at their defaults. */
   public AgentOptions(
@@ -95,7 +98,8 @@ public record AgentOptions(
         Safeguards.defaults(),
         Optional.empty(),
         Optional.empty(),
-        Optional.empty());
+        Optional.empty(),
+        false);
   }
 
   /** A copy for cluster mode watching only {@code newNamespace}. */
@@ -148,6 +152,15 @@ public record AgentOptions(
     return copy.build();
   }
 
+  /**
+   * A copy that labels its Node {@code akri.sh/<configuration>=<Instances on it>} (cluster mode).
+   */
+  public AgentOptions withLabelNode(boolean label) {
+    Copy copy = new Copy(this);
+    copy.labelNode = label;
+    return copy.build();
+  }
+
   /** A copy writing CDI specs into {@code dir} (empty: CDI off). */
   public AgentOptions withCdi(Optional<Path> dir) {
     Copy copy = new Copy(this);
@@ -173,6 +186,7 @@ public record AgentOptions(
     private Optional<ExternalHandlers.Options> externalHandlers;
     private Optional<DraOptions> dra;
     private Optional<Path> cdiDir;
+    private boolean labelNode;
 
     Copy(AgentOptions o) {
       nodeName = o.nodeName;
@@ -191,6 +205,7 @@ public record AgentOptions(
       externalHandlers = o.externalHandlers;
       dra = o.dra;
       cdiDir = o.cdiDir;
+      labelNode = o.labelNode;
     }
 
     AgentOptions build() {
@@ -210,7 +225,8 @@ public record AgentOptions(
           safeguards,
           externalHandlers,
           dra,
-          cdiDir);
+          cdiDir,
+          labelNode);
     }
   }
 }

@@ -154,6 +154,35 @@ class RbacTest {
   }
 
   @Test
+  void nodeLabelsAddTheRepoFilesNodeLabelsRuleOnlyWhenAskedFor() throws IOException {
+    RenderedChart repo = repoFile("agent/rbac/agent-rbac.yaml");
+    RenderedChart chart =
+        RenderedChart.render(
+            RenderedChart.NAMESPACE, List.of(), List.of("agent.labelNode", "true"));
+    assertThat(rules(chart.one("ClusterRole", "jakri-jakri-agent-node-labels")))
+        .isEqualTo(rules(repo.one("ClusterRole", "jakri-agent-node-labels")));
+    assertBinds(
+        chart.one("ClusterRoleBinding", "jakri-jakri-agent-node-labels"),
+        "ClusterRole",
+        "jakri-jakri-agent-node-labels",
+        "jakri-agent");
+    assertThat(
+            RenderedChart.strings(
+                get(
+                    chart.one("DaemonSet", "jakri-agent"),
+                    "spec",
+                    "template",
+                    "spec",
+                    "containers",
+                    0,
+                    "args")))
+        .contains("--label-node");
+    assertThat(RenderedChart.render().ofKind("ClusterRole"))
+        .extracting(r -> get(r, "metadata", "name"))
+        .doesNotContain("jakri-jakri-agent-node-labels");
+  }
+
+  @Test
   void withoutNodeTidyingTheAgentGetsNoNodeClusterRole() {
     RenderedChart chart = RenderedChart.render("no-tidy-node.yaml");
 

@@ -142,6 +142,14 @@ public final class Main implements Callable<Integer> {
   boolean tidyNode = true;
 
   @Option(
+      names = "--label-node",
+      description =
+          "Cluster mode: label this agent's Node akri.sh/<configuration>=<number of its Instances"
+              + " on the node>, kept current, removed when the last one goes (env"
+              + " JAKRI_LABEL_NODE; default false; needs get and patch on nodes).")
+  boolean labelNode;
+
+  @Option(
       names = "--metrics-port",
       converter = PortConverter.class,
       description =
@@ -475,6 +483,7 @@ public final class Main implements Callable<Integer> {
           common
               .options(false, Optional.empty(), emulateKubelet)
               .inCluster(new WatchedNamespaces(watched), tidyNode)
+              .withLabelNode(labelNode)
               .withMetricsPort(port)
               .withSafeguards(safeguards())
               .withExternalHandlers(externalHandlers())

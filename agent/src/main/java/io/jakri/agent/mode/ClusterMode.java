@@ -14,6 +14,7 @@ import io.jakri.agent.cluster.EventRecorder;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.cluster.KubernetesInstanceStore;
 import io.jakri.agent.cluster.KubernetesPropertyResolver;
+import io.jakri.agent.cluster.NodeLabels;
 import io.jakri.agent.cluster.NodeTidier;
 import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.cluster.WatchedNamespaces;
@@ -68,6 +69,9 @@ public final class ClusterMode implements AgentMode {
   private static final Duration LEFTOVER_SWEEP = Duration.ofMinutes(5);
   private static final Duration NODE_SWEEP = Duration.ofMinutes(1);
 
+  /** How long Instance changes are gathered before the Node's labels are reconciled. */
+  private static final Duration NODE_LABELS_COALESCE = Duration.ofMillis(500);
+
   private final KubernetesClient client;
   private final String nodeName;
   private final WatchedNamespaces namespaces;
@@ -80,6 +84,7 @@ public final class ClusterMode implements AgentMode {
   private final ExecutorService apiWrites;
   private final EventRecorder events;
   private final Optional<NodeTidier> tidier;
+  private final Optional<NodeLabels> labels;
 
   // Set once by attach(), before start() lets anything call back.
   private DiscoveryManager discovery;
@@ -96,6 +101,20 @@ public final class ClusterMode implements AgentMode {
       String nodeName,
       WatchedNamespaces namespaces,
       boolean tidyNode,
+      Duration offlineGrace,
+      ScheduledExecutorService scheduler) {
+    this(client, nodeName, namespaces, tidyNode, false, offlineGrace, scheduler);
+  }
+
+  /**
+   * @param labelNode whether the Node is labelled {@code akri.sh/<configuration>=<Instances>}
+   */
+  public ClusterMode(
+      KubernetesClient client,
+      String nodeName,
+      WatchedNamespaces namespaces,
+      boolean tidyNode,
+      boolean labelNode,
       Duration offlineGrace,
       ScheduledExecutorService scheduler) {
     this.client = client;
@@ -118,6 +137,19 @@ public final class ClusterMode implements AgentMode {
             });
     this.events = new EventRecorder(client, nodeName, apiWrites, Clock.systemUTC());
     this.tidier = tidyNode ? Optional.of(new NodeTidier(client, nodeName)) : Optional.empty();
+    this.labels =
+        labelNode
+            ? Optional.of(
+                new NodeLabels(
+                    client,
+                    nodeName,
+                    store::list,
+                    store::synced,
+                    scheduler,
+                    NODE_LABELS_COALESCE,
+                    NODE_SWEEP))
+            : Optional.empty();
+    labels.ifPresent(store::addListener);
   }
 
   /**
@@ -256,6 +288,7 @@ public final class ClusterMode implements AgentMode {
     store.start();
     scheduleLeftoverSweep(offlineGrace);
     tidier.ifPresent(t -> scheduleNodeSweep(t, offlineGrace.plusSeconds(5), NODE_SWEEP));
+    labels.ifPresent(NodeLabels::start);
   }
 
   @Override
@@ -270,6 +303,7 @@ public final class ClusterMode implements AgentMode {
 
   @Override
   public void stop() {
+    labels.ifPresent(NodeLabels::close);
     if (status != null) {
       status.close();
     }

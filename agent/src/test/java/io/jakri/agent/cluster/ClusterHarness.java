@@ -81,6 +81,13 @@ final class ClusterHarness implements AutoCloseable {
     }
   }
 
+  /** What every agent started from now on gets changed in its options (e.g. --label-node). */
+  private java.util.function.UnaryOperator<AgentOptions> optionsEdit = o -> o;
+
+  void editOptions(java.util.function.UnaryOperator<AgentOptions> edit) {
+    this.optionsEdit = edit;
+  }
+
   /** Starts (or restarts) the agent of {@code node}. */
   Agent start(String node, Duration offlineGrace) throws IOException {
     return start(node, offlineGrace, Duration.ofSeconds(20));
@@ -139,7 +146,7 @@ final class ClusterHarness implements AutoCloseable {
                 offlineGrace,
                 reclaimGrace)
             .inCluster(namespaces, true);
-    Agent agent = Agent.start(options, Optional.of(peer.agentClient(node)));
+    Agent agent = Agent.start(optionsEdit.apply(options), Optional.of(peer.agentClient(node)));
     agents.put(node, agent);
     return agent;
   }

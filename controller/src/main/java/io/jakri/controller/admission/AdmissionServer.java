@@ -56,9 +56,14 @@ public final class AdmissionServer implements AutoCloseable {
 
   public AdmissionServer(InetSocketAddress address, WebhookTls tls, Reviewer reviewer)
       throws IOException {
+    this(address, tls.sslContext(), reviewer);
+  }
+
+  AdmissionServer(InetSocketAddress address, javax.net.ssl.SSLContext tls, Reviewer reviewer)
+      throws IOException {
     this.reviewer = reviewer;
     this.server = HttpsServer.create(address, 16);
-    server.setHttpsConfigurator(new HttpsConfigurator(tls.sslContext()));
+    server.setHttpsConfigurator(new HttpsConfigurator(tls));
     server.createContext("/validate", this::handle);
     this.threads =
         Executors.newFixedThreadPool(

@@ -16,11 +16,13 @@ import java.security.SecureRandom;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -51,8 +53,16 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * cert-manager, not by the controller).
  *
  * @param caPem the CA certificate, PEM, to put in the caBundle; empty when read from files
+ * @param files where the key and chain were read from, read again when they change; empty when made
  */
-public record WebhookTls(PrivateKey key, List<X509Certificate> chain, String caPem) {
+public record WebhookTls(
+    PrivateKey key, List<X509Certificate> chain, String caPem, Optional<PemFiles> files) {
+
+  /** The PEM files of a certificate (with its chain) and its key. */
+  public record PemFiles(Path cert, Path key) {}
+
+  /** How often, at most, renewed files are looked for during handshakes. */
+  static final Duration RELOAD_CHECK = Duration.ofSeconds(10);
 
   private static final Pattern IPV4 = Pattern.compile("[0-9]{1,3}(\\.[0-9]{1,3}){3}");
 
@@ -112,7 +122,8 @@ public record WebhookTls(PrivateKey key, List<X509Certificate> chain, String caP
           false,
           new GeneralNames(alternatives.toArray(GeneralName[]::new)));
       X509Certificate servingCert = sign(leaf.build(signer(ca.getPrivate())));
-      return new WebhookTls(serving.getPrivate(), List.of(servingCert, caCert), pem(caCert));
+      return new WebhookTls(
+          serving.getPrivate(), List.of(servingCert, caCert), pem(caCert), Optional.empty());
     } catch (GeneralSecurityException | IOException | OperatorCreationException e) {
       throw new IllegalStateException("cannot create the webhook's certificate: " + e, e);
     }
@@ -155,11 +166,34 @@ public record WebhookTls(PrivateKey key, List<X509Certificate> chain, String caP
     } catch (RuntimeException e) {
       throw new IOException(key + ": not a PEM private key: " + e.getMessage(), e);
     }
-    return new WebhookTls(privateKey, chain, "");
+    return new WebhookTls(privateKey, chain, "", Optional.of(new PemFiles(cert, key)));
   }
 
-  /** A TLS context serving this key and chain. */
+  /**
+   * A TLS context serving this key and chain; one read from files serves renewed files once they
+   * change (cert-manager renews certificates long before they expire).
+   */
   public SSLContext sslContext() {
+    return sslContext(RELOAD_CHECK);
+  }
+
+  /** As {@link #sslContext()}, renewed files looked for at most once per {@code reloadCheck}. */
+  SSLContext sslContext(Duration reloadCheck) {
+    if (files.isPresent()) {
+      try {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(
+            new javax.net.ssl.KeyManager[] {
+              new ReloadingKeyManager(
+                  files.get().cert(), files.get().key(), reloadCheck, System::nanoTime)
+            },
+            null,
+            new SecureRandom());
+        return context;
+      } catch (GeneralSecurityException | IOException e) {
+        throw new IllegalStateException("cannot serve the webhook's certificate: " + e, e);
+      }
+    }
     try {
       KeyStore store = KeyStore.getInstance("PKCS12");
       store.load(null, null);

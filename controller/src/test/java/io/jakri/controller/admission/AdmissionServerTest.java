@@ -237,6 +237,86 @@ class AdmissionServerTest {
     }
   }
 
+  static void openssl(Path dir, String cn) throws Exception {
+    Process openssl =
+        new ProcessBuilder(
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=" + cn,
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+                "-keyout",
+                dir.resolve("new.key").toString(),
+                "-out",
+                dir.resolve("new.crt").toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("openssl.log").toFile())
+            .start();
+    assertThat(openssl.waitFor()).as(Files.readString(dir.resolve("openssl.log"))).isZero();
+    // As the kubelet swaps a Secret's files: each appears whole, under its final name.
+    Files.move(
+        dir.resolve("new.key"),
+        dir.resolve("tls.key"),
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    Files.move(
+        dir.resolve("new.crt"),
+        dir.resolve("tls.crt"),
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  @Test
+  void aRenewedCertificateIsServedWithoutARestart(@TempDir Path dir) throws Exception {
+    openssl(dir, "first");
+    WebhookTls tls = WebhookTls.read(dir.resolve("tls.crt"), dir.resolve("tls.key"));
+    try (AdmissionServer renewing =
+        new AdmissionServer(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            tls.sslContext(java.time.Duration.ZERO),
+            (w, o) -> new AdmissionServer.Verdict(List.of(), List.of()))) {
+      renewing.start();
+      String first = Files.readString(dir.resolve("tls.crt"));
+      assertThat(status(renewing, first)).isEqualTo(200);
+      openssl(dir, "second");
+      // The file times may not change within the clock's resolution: make the change visible.
+      Files.setLastModifiedTime(
+          dir.resolve("tls.crt"),
+          java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 5_000));
+      String second = Files.readString(dir.resolve("tls.crt"));
+      assertThat(second).isNotEqualTo(first);
+      assertThat(status(renewing, second)).isEqualTo(200);
+      assertThatThrownBy(() -> status(renewing, first)).isInstanceOf(SSLHandshakeException.class);
+      // A broken renewal keeps the last good pair.
+      Files.writeString(dir.resolve("tls.crt"), "half written");
+      Files.setLastModifiedTime(
+          dir.resolve("tls.crt"),
+          java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 10_000));
+      assertThat(status(renewing, second)).isEqualTo(200);
+    }
+  }
+
+  /** The status of a POST to {@code server} by a client trusting only {@code certPem}. */
+  static int status(AdmissionServer server, String certPem) throws Exception {
+    HttpClient trustingIt = HttpClient.newBuilder().sslContext(trusting(certPem)).build();
+    return trustingIt
+        .send(
+            HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + server.port() + "/validate"))
+                .POST(HttpRequest.BodyPublishers.ofString(review("CREATE", "Configuration", "{}")))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .statusCode();
+  }
+
   @Test
   void unreadablePemFilesAreOneLineNamingTheFile(@TempDir Path dir) throws IOException {
     Files.writeString(dir.resolve("tls.crt"), "not a certificate");

@@ -232,6 +232,69 @@ class RenderedChartOnRealApiServerIT {
     return RenderedChart.map(yaml.load(yaml.dump(object)));
   }
 
+  /**
+   * Not a dry run: Akri's documented debugEcho install (its --set values, unchanged) rendered by
+   * jakri's chart and created on the real API server as Helm would create it, in a namespace and
+   * under a name of its own; every object is stored, the Configuration as rendered (through the
+   * chart's admission webhook, which nothing answers here: failurePolicy Ignore admits it). Then
+   * removed again, cluster-scoped objects included.
+   */
+  @Test
+  void akrisDocumentedDebugEchoInstallIsCreatedForReal(RealApiServer api, @TempDir Path workDir)
+      throws IOException {
+    AkriValuesTest.Example docs =
+        AkriValuesTest.examples()
+            .map(a -> (AkriValuesTest.Example) a.get()[0])
+            .filter(e -> e.title().startsWith("docs: debugEcho"))
+            .findFirst()
+            .orElseThrow();
+    String namespace = api.namespace("akri-docs");
+    List<String> sets = new ArrayList<>(docs.sets());
+    sets.addAll(List.of("fullnameOverride", namespace));
+    RenderedChart chart = RenderedChart.renderWithHooks(workDir, namespace, docs.files(), sets);
+    KubernetesClient admin = api.admin();
+    List<io.fabric8.kubernetes.api.model.GenericKubernetesResource> created = new ArrayList<>();
+    try {
+      for (Map<String, Object> object : chart.objects()) {
+        if (NOT_SERVED.containsKey(ChartOnServer.group(object.get("apiVersion")))) {
+          continue;
+        }
+        created.add(
+            admin
+                .resource(ChartOnServer.generic(admin, object))
+                .fieldValidation(Validation.STRICT)
+                .create());
+      }
+      System.out.println(
+          "Akri's documented debugEcho install, created on the real API server: "
+              + created.stream()
+                  .map(o -> o.getKind() + " " + o.getMetadata().getName())
+                  .sorted()
+                  .toList());
+      assertThat(created)
+          .extracting(o -> o.getKind())
+          .contains(
+              "DaemonSet",
+              "Deployment",
+              "Configuration",
+              "ValidatingWebhookConfiguration",
+              "ClusterRole");
+      Map<String, Object> rendered = chart.ofKind("Configuration").get(0);
+      io.fabric8.kubernetes.api.model.GenericKubernetesResource stored =
+          admin
+              .genericKubernetesResources("akri.sh/v0", "Configuration")
+              .inNamespace(namespace)
+              .withName((String) RenderedChart.get(rendered, "metadata", "name"))
+              .get();
+      assertThat(stored.getAdditionalProperties().get("spec"))
+          .isEqualTo(RenderedChart.get(rendered, "spec"));
+    } finally {
+      for (int i = created.size() - 1; i >= 0; i--) {
+        admin.resource(created.get(i)).delete();
+      }
+    }
+  }
+
   @Test
   void valuesHelmRefusesAreRefusedBeforeAnythingIsSent() {
     REFUSED_BY_HELM.forEach(

@@ -292,12 +292,13 @@ public final class Main implements Callable<Integer> {
         admission =
             io.jakri.controller.admission.Admission.start(
                 webhookPort, tls.get(), pluginsDir(), client, webhookConfiguration, scheduler);
+        List<String> jars = admission.review().pluginJars();
         log.info(
-            "admission webhook on port {} (POST /validate); discoveryDetails checked for handlers: {}",
+            "admission webhook on port {} (POST /validate); discoveryDetails checked by the handler"
+                + " plugins in {} ({}), loaded at the first review",
             admission.server().port(),
-            admission.review().handlers().isEmpty()
-                ? "none installed"
-                : String.join(", ", admission.review().handlers()));
+            pluginsDir(),
+            jars.isEmpty() ? "none" : String.join(", ", jars));
       }
       long since = System.nanoTime();
       var notice =

@@ -61,9 +61,6 @@ public final class ConfigurationReview implements AutoCloseable {
     this.classDomains = Set.copyOf(classDomains);
     this.callTimeout = callTimeout;
     this.handlers = new PluginHandlerRegistry(pluginsDir, "0.1.0");
-    if (Files.isDirectory(pluginsDir)) {
-      handlers.loadAll();
-    }
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -80,9 +77,34 @@ public final class ConfigurationReview implements AutoCloseable {
             });
   }
 
-  /** The names of the handlers whose details are checked. */
-  public Set<String> handlers() {
+  private boolean loaded;
+
+  /** Loads the handler plugins once, before the first review. */
+  private void load() {
+    if (!loaded) {
+      loaded = true;
+      if (Files.isDirectory(pluginsDir)) {
+        handlers.loadAll();
+      }
+    }
+  }
+
+  /** The names of the handlers whose details are checked (loads them). */
+  public synchronized Set<String> handlers() {
+    load();
     return handlers.names();
+  }
+
+  /** The plugin jars the handlers will be loaded from, without loading them. */
+  public List<String> pluginJars() {
+    try (var jars = Files.list(pluginsDir)) {
+      return jars.map(p -> p.getFileName().toString())
+          .filter(n -> n.endsWith(".jar"))
+          .sorted()
+          .toList();
+    } catch (java.io.IOException e) {
+      return List.of();
+    }
   }
 
   /**
@@ -90,6 +112,7 @@ public final class ConfigurationReview implements AutoCloseable {
    * where} starts every message ({@code configuration default/broker}).
    */
   public synchronized Verdict review(String where, Object document) {
+    load();
     List<String> problems = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     Validator.Report report =

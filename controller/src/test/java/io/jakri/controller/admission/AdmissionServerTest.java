@@ -189,30 +189,7 @@ class AdmissionServerTest {
 
   @Test
   void aCertificateReadFromPemFilesIsServed(@TempDir Path dir) throws Exception {
-    Process openssl =
-        new ProcessBuilder(
-                "openssl",
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-days",
-                "1",
-                "-subj",
-                "/CN=127.0.0.1",
-                "-addext",
-                "subjectAltName=IP:127.0.0.1",
-                "-keyout",
-                dir.resolve("tls.key").toString(),
-                "-out",
-                dir.resolve("tls.crt").toString())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("openssl.log").toFile())
-            .start();
-    assertThat(openssl.waitFor()).as(Files.readString(dir.resolve("openssl.log"))).isZero();
+    openssl(dir, "127.0.0.1");
     WebhookTls read = WebhookTls.read(dir.resolve("tls.crt"), dir.resolve("tls.key"));
     assertThat(read.caPem()).isEmpty();
     try (AdmissionServer fromFiles =
@@ -221,19 +198,7 @@ class AdmissionServerTest {
             read,
             (w, o) -> new AdmissionServer.Verdict(List.of(), List.of()))) {
       fromFiles.start();
-      HttpClient trustingIt =
-          HttpClient.newBuilder()
-              .sslContext(trusting(Files.readString(dir.resolve("tls.crt"))))
-              .build();
-      HttpResponse<String> r =
-          trustingIt.send(
-              HttpRequest.newBuilder(
-                      URI.create("https://127.0.0.1:" + fromFiles.port() + "/validate"))
-                  .POST(
-                      HttpRequest.BodyPublishers.ofString(review("CREATE", "Configuration", "{}")))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(status(fromFiles, Files.readString(dir.resolve("tls.crt")))).isEqualTo(200);
     }
   }
 

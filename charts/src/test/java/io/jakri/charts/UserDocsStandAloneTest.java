@@ -81,7 +81,7 @@ class UserDocsStandAloneTest {
 
   /** The README's demo command: a build that shows its progress, then the demo. */
   static final String DEMO_COMMAND =
-      "mvn -B -ntp package -DskipTests && java -jar agent/target/jakri-agent.jar demo";
+      "mvn -B -ntp package -DskipTests -pl agent -am && java -jar agent/target/jakri-agent.jar demo";
 
   @Test
   void theReadmesSetUpBuildsVisiblyAndSaysHowLongAndWhatAndTestsAsCiDoes() throws IOException {

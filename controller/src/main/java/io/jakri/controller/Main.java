@@ -12,8 +12,6 @@ import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.URISyntaxException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -377,17 +375,8 @@ public final class Main implements Callable<Integer> {
   }
 
   private Path pluginsDir() {
-    if (pluginsDir != null) {
-      return pluginsDir;
-    }
-    try {
-      Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (Files.isRegularFile(jar)) {
-        return jar.getParent().resolve("plugins");
-      }
-    } catch (URISyntaxException | RuntimeException e) {
-      // fall through to the working directory
-    }
-    return Path.of("plugins");
+    return pluginsDir != null
+        ? pluginsDir
+        : io.jakri.agent.discovery.PluginHandlerRegistry.besideJar(Main.class);
   }
 }

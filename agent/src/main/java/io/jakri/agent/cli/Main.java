@@ -17,7 +17,6 @@ import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
 import java.io.IOException;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -564,15 +563,7 @@ public final class Main implements Callable<Integer> {
 
   /** {@code plugins/} next to the running agent jar, else {@code ./plugins}. */
   static Path defaultPluginsDir() {
-    try {
-      Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (Files.isRegularFile(jar)) {
-        return jar.getParent().resolve("plugins");
-      }
-    } catch (URISyntaxException | RuntimeException e) {
-      // fall through to the working directory
-    }
-    return Path.of("plugins");
+    return io.jakri.agent.discovery.PluginHandlerRegistry.besideJar(Main.class);
   }
 
   /** A TCP port: 0 (any free port) to 65535. */

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ServiceSpec;
 import io.fabric8.kubernetes.api.model.batch.v1.JobSpec;
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +39,7 @@ final class EmbeddedSpecs {
 
   /** The problems of {@code spec}'s embedded objects, each naming its field. */
   List<String> problems(Map<String, Object> spec) {
-    List<String> problems = new java.util.ArrayList<>();
+    List<String> problems = new ArrayList<>();
     if (spec.get("brokerSpec") instanceof Map<?, ?> broker) {
       Object pod = broker.get("brokerPodSpec");
       if (pod != null) {
@@ -70,11 +71,11 @@ final class EmbeddedSpecs {
   }
 
   private void check(Object value, Class<?> type, String field, List<String> problems) {
-    List<String> found = new java.util.ArrayList<>();
+    List<String> found = new ArrayList<>();
     walk(value, mapper.constructType(type), field, found, 0);
     if (found.size() > MAX_PROBLEMS) {
       int more = found.size() - MAX_PROBLEMS;
-      found = new java.util.ArrayList<>(found.subList(0, MAX_PROBLEMS));
+      found = new ArrayList<>(found.subList(0, MAX_PROBLEMS));
       found.add(field + ": " + more + " more problems not listed");
     }
     problems.addAll(found);
@@ -96,7 +97,7 @@ final class EmbeddedSpecs {
       }
     } else if (raw == String.class) {
       if (!(value instanceof String)) {
-        problems.add(path + " must be a string but is " + shape(value) + quoteHint(value) + "");
+        problems.add(path + " must be a string but is " + shape(value) + Fields.quoteHint(value));
       }
     } else if (isInteger(raw)) {
       if (!(value instanceof Integer || value instanceof Long || value instanceof BigInteger)) {
@@ -221,11 +222,5 @@ final class EmbeddedSpecs {
       return "a list";
     }
     return String.valueOf(value);
-  }
-
-  private static String quoteHint(Object value) {
-    return value instanceof Number || value instanceof Boolean
-        ? " (quote it: \"" + value + "\")"
-        : "";
   }
 }

@@ -41,6 +41,16 @@ final class Fields {
     throw new Invalid(field + " must be a string");
   }
 
+  /**
+   * For a number or boolean where a string is wanted: {@code (quote it: "8080")}; else empty. YAML
+   * reads {@code 8080} and {@code true} as such, while the Kubernetes API wants them quoted.
+   */
+  static String quoteHint(Object value) {
+    return value instanceof Number || value instanceof Boolean
+        ? " (quote it: \"" + value + "\")"
+        : "";
+  }
+
   /** The first line of an exception's message, for one-line problems. */
   static String firstLine(String message) {
     if (message == null) {

@@ -84,9 +84,7 @@ final class SpecFields {
                 + e.getKey()
                 + " must be a string but is "
                 + v
-                + " (quote it: \""
-                + v
-                + "\")");
+                + Fields.quoteHint(v));
       } else {
         result.put(e.getKey(), v == null ? "" : String.valueOf(v));
       }

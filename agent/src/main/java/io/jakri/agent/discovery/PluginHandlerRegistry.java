@@ -88,6 +88,22 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
     }
   }
 
+  /**
+   * {@code plugins/} next to the jar {@code anchor} was loaded from, else {@code ./plugins}: where
+   * a binary's bundled handler plugins are (the agent's, and the controller's for its webhook).
+   */
+  public static Path besideJar(Class<?> anchor) {
+    try {
+      Path jar = Path.of(anchor.getProtectionDomain().getCodeSource().getLocation().toURI());
+      if (Files.isRegularFile(jar)) {
+        return jar.getParent().resolve("plugins");
+      }
+    } catch (java.net.URISyntaxException | RuntimeException e) {
+      // fall through to the working directory
+    }
+    return Path.of("plugins");
+  }
+
   public PluginHandlerRegistry(Path pluginsDir, String agentVersion) {
     this(pluginsDir, agentVersion, problem -> {});
   }

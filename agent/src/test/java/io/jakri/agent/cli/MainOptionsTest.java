@@ -188,10 +188,15 @@ class MainOptionsTest {
   @Test
   void theEmulatorsAgentRegistersDiscoveryHandlersInATemporaryDirectoryNotVarLibAkri()
       throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        System.getenv("DISCOVERY_HANDLERS_DIRECTORY") == null
-            && System.getenv("JAKRI_DISCOVERY_HANDLERS_DIR") == null,
-        "the environment names a discovery-handlers directory");
+    boolean namedByEnv =
+        System.getenv("DISCOVERY_HANDLERS_DIRECTORY") != null
+            || System.getenv("JAKRI_DISCOVERY_HANDLERS_DIR") != null;
+    // In CI nothing may hide this test: an environment naming a directory fails it there.
+    assertThat(namedByEnv && "true".equals(System.getenv("CI")))
+        .as("CI=true with DISCOVERY_HANDLERS_DIRECTORY or JAKRI_DISCOVERY_HANDLERS_DIR set")
+        .isFalse();
+    org.junit.jupiter.api.Assumptions.assumeFalse(
+        namedByEnv, "the environment names a discovery-handlers directory");
     Main emulated = parse("--standalone", "--config", "c.yaml", "--emulate-kubelet");
     Path dir = emulated.externalHandlers().orElseThrow().directory();
     try {

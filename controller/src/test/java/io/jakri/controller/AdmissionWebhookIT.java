@@ -154,7 +154,7 @@ class AdmissionWebhookIT {
     if (kubectl == null) {
       assertThat(System.getenv("CI"))
           .as(
-              "CI=true and kubectl is not on PATH (Debian's kubernetes-client; .ci/run installs it)")
+              "CI=true and kubectl is not on PATH (Debian's kubernetes-client; .ci/run unpacks it and puts it first on PATH)")
           .isNotEqualTo("true");
       org.junit.jupiter.api.Assumptions.abort("kubectl is not on PATH");
     }

@@ -1,6 +1,7 @@
 package io.jakri.crd;
 
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.crd.generator.annotation.SchemaSwap;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -24,6 +25,12 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Singular("configuration")
 @ShortNames("akric")
 @Categories("all")
+// An instanceObjects entry's other fields are kept by x-kubernetes-preserve-unknown-fields, not
+// listed: void removes the any-getter the generator would otherwise render as a property.
+@SchemaSwap(
+    originalType = InstanceObjectTemplate.class,
+    fieldName = "otherFields",
+    targetType = void.class)
 @ValidationRule(
     value = "self.metadata.name.size() <= " + Configuration.MAX_NAME_LENGTH,
     message =

@@ -7,6 +7,7 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.kubernetes.api.model.ServiceSpec;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -32,6 +33,8 @@ public class ConfigurationSpec {
   private ServiceSpec configurationServiceSpec;
 
   private Map<String, String> brokerProperties = new LinkedHashMap<>();
+
+  private List<InstanceObjectTemplate> instanceObjects;
 
   public DiscoveryHandlerInfo getDiscoveryHandler() {
     return discoveryHandler;
@@ -79,5 +82,17 @@ public class ConfigurationSpec {
 
   public void setBrokerProperties(Map<String, String> brokerProperties) {
     this.brokerProperties = brokerProperties;
+  }
+
+  /**
+   * {@code spec.instanceObjects}: manifests the controller renders, creates, updates and deletes
+   * per Instance (jakri's; Akri has no such field). Null when absent.
+   */
+  public List<InstanceObjectTemplate> getInstanceObjects() {
+    return instanceObjects;
+  }
+
+  public void setInstanceObjects(List<InstanceObjectTemplate> instanceObjects) {
+    this.instanceObjects = instanceObjects;
   }
 }

@@ -1,7 +1,10 @@
 package io.jakri.controller;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.jakri.controller.broker.BrokerTemplates;
+import io.jakri.controller.objects.InstanceObjects;
+import io.jakri.controller.objects.ObjectKinds;
 import io.jakri.controller.queue.Backoff;
 import io.jakri.controller.queue.WorkQueue;
 import io.jakri.controller.reconcile.ClusterCache;
@@ -37,6 +40,14 @@ public final class Controller implements AutoCloseable {
   private final WorkQueue<ReconcileKey> queue;
   private final ExecutorService workers;
   private final ScheduledExecutorService scheduler;
+  private final KubernetesClient client;
+
+  /** How long to wait before asking the API server's discovery again. */
+  static final Duration DISCOVERY_RETRY = Duration.ofSeconds(2);
+
+  // Set once, before the caches start (and so before any worker runs); read by the reconcilers.
+  private volatile ObjectKinds kinds = ObjectKinds.none();
+  private volatile boolean closed;
 
   /**
    * @param client the controller's client (its requests are what {@link ApiCalls} counts)
@@ -57,11 +68,14 @@ public final class Controller implements AutoCloseable {
     InFlightCreates inFlight = new InFlightCreates(clock);
     this.cache = new ClusterCache(client, ns, options.resync(), inFlight);
     BrokerTemplates templates = new BrokerTemplates(client.getKubernetesSerialization());
+    this.client = client;
+    InstanceObjects objects = new InstanceObjects(client.getKubernetesSerialization(), () -> kinds);
     Rejections rejections = new Rejections();
     EventRecorder events = new EventRecorder(client, ns, clock);
     NodeHealth nodeHealth = new NodeHealth(cache::node, options.nodeGrace());
     ConfigurationReconciler configurations =
-        new ConfigurationReconciler(client, ns, cache, inFlight, templates, rejections, clock);
+        new ConfigurationReconciler(
+            client, ns, cache, inFlight, templates, objects, rejections, clock);
     // The instance reconciler re-queues Configuration keys; the queue exists only after it, so
     // it reaches the queue through this holder.
     QueueRef ref = new QueueRef();
@@ -72,6 +86,7 @@ public final class Controller implements AutoCloseable {
             cache,
             inFlight,
             templates,
+            objects,
             nodeHealth,
             rejections,
             events,
@@ -116,8 +131,8 @@ public final class Controller implements AutoCloseable {
    * workers. Returns at once; the result completes when the workers run.
    */
   public CompletableFuture<Void> startAsync() {
-    return cache
-        .start(queue::add)
+    return resolveKinds()
+        .thenCompose(k -> cache.start(queue::add, k.served()))
         .thenRunAsync(
             () -> {
               queue.start(options.workers(), workers);
@@ -127,6 +142,40 @@ public final class Controller implements AutoCloseable {
                   options.workers());
             },
             scheduler);
+  }
+
+  /**
+   * The kinds instance objects may be, resolved with the API server's discovery; retried every
+   * {@link #DISCOVERY_RETRY} (one WARN line each) while the server cannot be reached. Completes at
+   * once when no kind is allowed.
+   */
+  private CompletableFuture<ObjectKinds> resolveKinds() {
+    CompletableFuture<ObjectKinds> done = new CompletableFuture<>();
+    if (options.instanceObjectResources().isEmpty()) {
+      done.complete(kinds);
+      return done;
+    }
+    Runnable attempt =
+        new Runnable() {
+          @Override
+          public void run() {
+            if (closed) {
+              done.cancel(false);
+              return;
+            }
+            try {
+              kinds = ObjectKinds.resolve(client, options.instanceObjectResources());
+              done.complete(kinds);
+            } catch (KubernetesClientException e) {
+              LOG.warn(
+                  "discovery of --instance-object-resources failed, retrying: {}",
+                  io.jakri.logging.ApiFailure.describe(String.valueOf(client.getMasterUrl()), e));
+              scheduler.schedule(this, DISCOVERY_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+            }
+          }
+        };
+    scheduler.execute(attempt);
+    return done;
   }
 
   /** {@link #startAsync} and waits up to {@code timeout} for the workers to run. */
@@ -151,6 +200,7 @@ public final class Controller implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     queue.close();
     cache.close();
   }

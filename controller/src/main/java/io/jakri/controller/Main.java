@@ -134,6 +134,14 @@ public final class Main implements Callable<Integer> {
   Path webhookCertDir;
 
   @Option(
+      names = "--instance-object-resources",
+      description =
+          "Kinds that a Configuration's spec.instanceObjects may create per Instance, named as RBAC"
+              + " names them: resource[.group], comma-separated (configmaps,deployments.apps);"
+              + " none by default. The controller's RBAC must allow them.")
+  String instanceObjectResources;
+
+  @Option(
       names = "--plugins-dir",
       description =
           "Handler plugins whose checks of discoveryDetails the webhook runs (default: plugins"
@@ -222,6 +230,15 @@ public final class Main implements Callable<Integer> {
     }
     String where =
         served.isEmpty() ? "all namespaces" : "namespace(s) " + String.join(", ", served);
+    List<io.jakri.controller.objects.AllowedResource> objectResources;
+    try {
+      objectResources =
+          io.jakri.controller.objects.AllowedResource.parseList(
+              Optional.ofNullable(instanceObjectResources).orElse(""));
+    } catch (IllegalArgumentException e) {
+      System.err.println("jakri-controller: --instance-object-resources: " + e.getMessage());
+      return 2;
+    }
     ControllerOptions defaults = ControllerOptions.defaults("default");
     ControllerOptions options =
         new ControllerOptions(
@@ -231,7 +248,8 @@ public final class Main implements Callable<Integer> {
             resync,
             workers,
             defaults.retryBase(),
-            defaults.retryMax());
+            defaults.retryMax(),
+            objectResources);
     ApiCalls calls = new ApiCalls();
     CountDownLatch stop = new CountDownLatch(1);
     AtomicInteger exitCode = new AtomicInteger();

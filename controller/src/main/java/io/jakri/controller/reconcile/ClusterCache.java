@@ -1,5 +1,6 @@
 package io.jakri.controller.reconcile;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -9,6 +10,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.jakri.controller.broker.BrokerLabels;
+import io.jakri.controller.objects.InstanceObjects;
+import io.jakri.controller.objects.ServedResource;
 import io.jakri.controller.reconcile.ReconcileKey.ConfigurationKey;
 import io.jakri.controller.reconcile.ReconcileKey.InstanceKey;
 import io.jakri.crd.Configuration;
@@ -54,6 +57,8 @@ public final class ClusterCache implements AutoCloseable {
   private SharedIndexInformer<Service> services;
 
   private final InFlightCreates inFlight;
+  private final Map<ServedResource, SharedIndexInformer<GenericKubernetesResource>> objects =
+      new java.util.LinkedHashMap<>();
 
   public ClusterCache(
       KubernetesClient client, String namespace, Duration resync, InFlightCreates inFlight) {
@@ -69,6 +74,16 @@ public final class ClusterCache implements AutoCloseable {
    * logged as one WARN line per attempt, and kept as {@link #lastFailure} (for {@link #notReady}).
    */
   public CompletableFuture<Void> start(Consumer<ReconcileKey> sink) {
+    return start(sink, List.of());
+  }
+
+  /**
+   * {@link #start(Consumer)}, also watching the instance objects of each of {@code objectKinds}
+   * that carry the controller's labels (namespaced ones in this namespace; cluster-scoped ones
+   * labelled with this namespace as {@link InstanceObjects#INSTANCE_NAMESPACE}).
+   */
+  public CompletableFuture<Void> start(
+      Consumer<ReconcileKey> sink, List<ServedResource> objectKinds) {
     long resyncMillis = resync.toMillis();
     configurations =
         client.resources(Configuration.class).inNamespace(namespace).runnableInformer(resyncMillis);
@@ -146,6 +161,23 @@ public final class ClusterCache implements AutoCloseable {
     informers.addAll(List.of(nodes, configurations, instances, pods, jobs, services));
     String server = String.valueOf(client.getMasterUrl());
     Map<String, SharedIndexInformer<?>> named = new java.util.LinkedHashMap<>();
+    for (ServedResource kind : objectKinds) {
+      var resources = client.genericKubernetesResources(kind.context());
+      var selected =
+          kind.namespaced()
+              ? resources
+                  .inNamespace(namespace)
+                  .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
+              : resources
+                  .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
+                  .withLabel(InstanceObjects.INSTANCE_NAMESPACE, namespace);
+      SharedIndexInformer<GenericKubernetesResource> informer = selected.runnableInformer(0);
+      informer.addIndexers(Map.of(BY_INSTANCE, ClusterCache::instanceLabel));
+      informer.addEventHandler(owned);
+      objects.put(kind, informer);
+      informers.add(informer);
+      named.put("instance objects " + kind.name(), informer);
+    }
     named.put("nodes", nodes);
     named.put("configurations", configurations);
     named.put("instances", instances);
@@ -260,6 +292,30 @@ public final class ClusterCache implements AutoCloseable {
 
   public Optional<Job> job(String name) {
     return Optional.ofNullable(jobs.getStore().getByKey(key(name)));
+  }
+
+  /** A managed instance object observed, with where it is served. */
+  public record ObservedObject(ServedResource where, GenericKubernetesResource object) {}
+
+  /** The managed instance objects labelled with {@code instance}, of every watched kind. */
+  public List<ObservedObject> objectsOf(String instance) {
+    List<ObservedObject> out = new ArrayList<>();
+    objects.forEach(
+        (where, informer) ->
+            informer
+                .getIndexer()
+                .byIndex(BY_INSTANCE, instance)
+                .forEach(o -> out.add(new ObservedObject(where, o))));
+    return out;
+  }
+
+  /** A managed instance object by kind and name. */
+  public Optional<GenericKubernetesResource> object(ServedResource where, String name) {
+    SharedIndexInformer<GenericKubernetesResource> informer = objects.get(where);
+    if (informer == null) {
+      return Optional.empty();
+    }
+    return Optional.ofNullable(informer.getStore().getByKey(where.namespaced() ? key(name) : name));
   }
 
   /** A managed Service by name. */

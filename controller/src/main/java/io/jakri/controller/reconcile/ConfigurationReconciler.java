@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.jakri.controller.broker.BrokerLabels;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.controller.broker.BrokerTemplates;
+import io.jakri.controller.objects.InstanceObjects;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.ConfigurationConditions;
 import io.jakri.crd.ConfigurationStatus;
@@ -62,6 +63,7 @@ public final class ConfigurationReconciler {
   private final String namespace;
   private final ClusterCache cache;
   private final BrokerTemplates templates;
+  private final InstanceObjects objects;
   private final Rejections rejections;
   private final Clock clock;
   private final Writes writes;
@@ -72,11 +74,13 @@ public final class ConfigurationReconciler {
       ClusterCache cache,
       InFlightCreates inFlight,
       BrokerTemplates templates,
+      InstanceObjects objects,
       Rejections rejections,
       Clock clock) {
     this.namespace = namespace;
     this.cache = cache;
     this.templates = templates;
+    this.objects = objects;
     this.rejections = rejections;
     this.clock = clock;
     this.writes = new Writes(client, namespace, inFlight);
@@ -118,7 +122,7 @@ public final class ConfigurationReconciler {
 
   /** The condition to hold: empty = remove it; {@code null} status = leave it as it is. */
   private Optional<Condition> wantedCondition(Configuration c, List<Instance> instances) {
-    if (!BrokerTemplates.hasBrokers(c)) {
+    if (!BrokerTemplates.hasBrokers(c) && !InstanceObjects.any(c)) {
       return Optional.empty();
     }
     long generation = Optional.ofNullable(c.getMetadata().getGeneration()).orElse(0L);
@@ -149,6 +153,15 @@ public final class ConfigurationReconciler {
       if (!nodes(i).isEmpty()) {
         var job = templates.job(c, i);
         if (job.isPresent() && cache.job(job.get().getMetadata().getName()).isEmpty()) {
+          return false;
+        }
+      }
+      for (InstanceObjects.Desired d : objects.render(c, i)) {
+        if (!(d instanceof InstanceObjects.Desired.Rendered r)
+            || cache
+                .object(r.where(), r.object().getMetadata().getName())
+                .filter(o -> Objects.equals(hash(o), hash(r.object())))
+                .isEmpty()) {
           return false;
         }
       }

@@ -43,6 +43,7 @@ public final class InFlightCreates {
   }
 
   private static String key(HasMetadata o) {
-    return o.getClass().getSimpleName() + "/" + o.getMetadata().getName();
+    String kind = o.getKind() == null ? o.getClass().getSimpleName() : o.getKind();
+    return kind + "/" + o.getMetadata().getName();
   }
 }

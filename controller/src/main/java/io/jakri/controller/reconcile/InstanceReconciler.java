@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.jakri.controller.broker.BrokerLabels;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.controller.broker.BrokerTemplates;
+import io.jakri.controller.objects.InstanceObjects;
+import io.jakri.controller.reconcile.ClusterCache.ObservedObject;
 import io.jakri.controller.reconcile.ReconcileKey.ConfigurationKey;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
@@ -70,6 +72,7 @@ public final class InstanceReconciler {
   private final Duration pendingGrace;
   private final Clock clock;
   private final Writes writes;
+  private final InstanceObjects objects;
 
   public InstanceReconciler(
       KubernetesClient client,
@@ -77,6 +80,7 @@ public final class InstanceReconciler {
       ClusterCache cache,
       InFlightCreates inFlight,
       BrokerTemplates templates,
+      InstanceObjects objects,
       NodeHealth nodeHealth,
       Rejections rejections,
       EventRecorder events,
@@ -87,6 +91,7 @@ public final class InstanceReconciler {
     this.namespace = namespace;
     this.cache = cache;
     this.templates = templates;
+    this.objects = objects;
     this.nodeHealth = nodeHealth;
     this.rejections = rejections;
     this.events = events;
@@ -134,7 +139,9 @@ public final class InstanceReconciler {
     Map<String, Pod> desiredPods = new LinkedHashMap<>();
     Optional<Job> desiredJob = Optional.empty();
     Optional<Service> desiredService = Optional.empty();
+    List<InstanceObjects.Desired> desiredObjects = List.of();
     if (configuration.isPresent()) {
+      desiredObjects = objects.render(configuration.get(), instance);
       for (String node : nodes) {
         templates
             .pod(configuration.get(), instance, node)
@@ -154,6 +161,7 @@ public final class InstanceReconciler {
       wakeUp = earliest(wakeUp, syncPods(desiredPods, cache.podsOf(name), now));
       syncJob(desiredJob, cache.jobsOf(name));
       syncService(BrokerNames.instanceServiceName(name), desiredService);
+      syncObjects(desiredObjects, cache.objectsOf(name));
     } catch (Writes.Rejected e) {
       failure = e;
       rejections.record(configurationName, name, e.reason(), e.summary());
@@ -235,7 +243,49 @@ public final class InstanceReconciler {
     }
   }
 
+  /**
+   * Creates missing instance objects, applies changed ones, deletes the ones no template gives any
+   * more. Every template is tried; the first refusal (a kind not allowed, a property missing, an
+   * object the API server refused or that is not the controller's) is thrown after the others.
+   */
+  private void syncObjects(List<InstanceObjects.Desired> desired, List<ObservedObject> observed) {
+    Map<String, ObservedObject> byKey = new LinkedHashMap<>();
+    observed.forEach(o -> byKey.put(objectKey(o.where(), o.object()), o));
+    Writes.Rejected first = null;
+    for (InstanceObjects.Desired d : desired) {
+      try {
+        if (d instanceof InstanceObjects.Desired.Refused r) {
+          throw new Writes.Rejected(r.reason(), r.message());
+        }
+        InstanceObjects.Desired.Rendered want = (InstanceObjects.Desired.Rendered) d;
+        ObservedObject have = byKey.remove(objectKey(want.where(), want.object()));
+        if (have == null) {
+          writes.createObject(want.where(), want.object());
+        } else if (have.object().getMetadata().getDeletionTimestamp() == null
+            && !Objects.equals(hash(want.object()), hash(have.object()))) {
+          writes.applyObject(want.where(), want.object());
+        }
+      } catch (Writes.Rejected e) {
+        first = first == null ? e : first;
+      }
+    }
+    for (ObservedObject extra : byKey.values()) {
+      writes.deleteObject(
+          extra.where(), extra.object(), "no template of its Configuration gives it");
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private static String objectKey(
+      io.jakri.controller.objects.ServedResource where,
+      io.fabric8.kubernetes.api.model.GenericKubernetesResource o) {
+    return where.name() + "/" + o.getMetadata().getName();
+  }
+
   private void removeAll(String instance, String why) {
+    cache.objectsOf(instance).forEach(o -> writes.deleteObject(o.where(), o.object(), why));
     cache.podsOf(instance).forEach(p -> writes.delete(p, why));
     cache.jobsOf(instance).forEach(j -> writes.delete(j, why));
     cache.service(BrokerNames.instanceServiceName(instance)).ifPresent(s -> writes.delete(s, why));

@@ -1,5 +1,6 @@
 package io.jakri.controller.reconcile;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.StatusCause;
@@ -8,6 +9,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.jakri.controller.broker.BrokerLabels;
+import io.jakri.controller.objects.InstanceObjects;
+import io.jakri.controller.objects.ServedResource;
 import java.net.HttpURLConnection;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,6 +29,9 @@ final class Writes {
 
   private static final Logger LOG = LoggerFactory.getLogger(Writes.class);
 
+  /** The field manager of the controller's server-side applies. */
+  static final String FIELD_MANAGER = "jakri-controller";
+
   /**
    * The API server refused an object: as invalid (400 or 422; the message names fields, reason
    * {@link InstanceReconciler#REJECTED}) or as forbidden (403, e.g. by admission: a Pod in a
@@ -36,6 +42,13 @@ final class Writes {
 
     private final String reason;
     private final String summary;
+
+    /** A refusal of the controller's own (no request was made): {@code message} as it is. */
+    Rejected(String reason, String message) {
+      super(message);
+      this.reason = reason;
+      this.summary = message;
+    }
 
     Rejected(String kind, String name, String reason, String fields, Throwable cause) {
       super(kind + " " + name + " rejected by the API server: " + fields, cause);
@@ -136,6 +149,93 @@ final class Writes {
         .withPropagationPolicy(io.fabric8.kubernetes.api.model.DeletionPropagation.BACKGROUND)
         .delete();
     LOG.info("{}({}/{}) deleted: {}", kind(object), namespace, name(object), why);
+  }
+
+  /**
+   * Creates an instance object with a server-side apply as field manager {@value #FIELD_MANAGER}
+   * (so that later applies own every field and can drop what a template drops), after one GET: an
+   * existing object of that name that is the controller's (same {@code akri.sh/instance} label) is
+   * left for the cache to deliver; any other is a {@link Rejected} with reason {@link
+   * InstanceObjects#CONFLICT}: the controller never takes over what it did not create. (An object
+   * created by someone else between the GET and the apply would be taken over: a window of one
+   * round trip.)
+   */
+  void createObject(ServedResource where, GenericKubernetesResource object) {
+    if (!inFlight.begin(object)) {
+      return;
+    }
+    var resources = objects(where, object);
+    try {
+      GenericKubernetesResource existing = resources.withName(name(object)).get();
+      if (existing != null) {
+        inFlight.done(object);
+        String instance = object.getMetadata().getLabels().get(BrokerLabels.INSTANCE);
+        if (managed(existing)
+            && instance.equals(existing.getMetadata().getLabels().get(BrokerLabels.INSTANCE))) {
+          return;
+        }
+        throw new Rejected(
+            kind(object),
+            name(object),
+            InstanceObjects.CONFLICT,
+            "an object of that name exists and is not this Instance's (no "
+                + BrokerLabels.MANAGED_BY
+                + "="
+                + BrokerLabels.CONTROLLER
+                + " label for it); the controller leaves it alone",
+            null);
+      }
+      resources.resource(object).fieldManager(FIELD_MANAGER).forceConflicts().serverSideApply();
+      LOG.info("{}({}) created", kind(object), where(object));
+    } catch (KubernetesClientException e) {
+      inFlight.done(object);
+      throw refusal(object, e).orElseThrow(() -> e);
+    }
+  }
+
+  /**
+   * Brings an existing instance object of the controller's to {@code desired} with a server-side
+   * apply as field manager {@value #FIELD_MANAGER}: fields the API server or others own (a
+   * Service's cluster IP, a Deployment's defaults) are kept, fields dropped from the template go.
+   */
+  void applyObject(ServedResource where, GenericKubernetesResource desired) {
+    try {
+      objects(where, desired)
+          .resource(desired)
+          .fieldManager(FIELD_MANAGER)
+          .forceConflicts()
+          .serverSideApply();
+      LOG.info("{}({}) updated", kind(desired), where(desired));
+    } catch (KubernetesClientException e) {
+      throw refusal(desired, e).orElseThrow(() -> e);
+    }
+  }
+
+  /** Deletes an instance object of the controller's (see {@link #delete}). */
+  void deleteObject(ServedResource where, GenericKubernetesResource object, String why) {
+    if (object.getMetadata().getDeletionTimestamp() != null || !managed(object)) {
+      return;
+    }
+    objects(where, object)
+        .withName(name(object))
+        .withPropagationPolicy(io.fabric8.kubernetes.api.model.DeletionPropagation.BACKGROUND)
+        .delete();
+    LOG.info("{}({}) deleted: {}", kind(object), where(object), why);
+  }
+
+  private io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<
+          GenericKubernetesResource,
+          io.fabric8.kubernetes.api.model.GenericKubernetesResourceList,
+          io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>
+      objects(ServedResource where, GenericKubernetesResource object) {
+    var all = client.genericKubernetesResources(where.context(object.getApiVersion()));
+    return where.namespaced() ? all.inNamespace(namespace) : all;
+  }
+
+  private String where(HasMetadata o) {
+    return o.getMetadata().getNamespace() == null
+        ? name(o)
+        : o.getMetadata().getNamespace() + "/" + name(o);
   }
 
   /** A JSON patch of a custom resource's status subresource. */

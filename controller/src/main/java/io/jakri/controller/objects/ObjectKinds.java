@@ -44,6 +44,14 @@ public final class ObjectKinds {
     this.unserved = Map.copyOf(unserved);
   }
 
+  /** Kinds as {@link #resolve} would find them (tests). */
+  static ObjectKinds of(
+      List<AllowedResource> allowed,
+      List<ServedResource> served,
+      Map<AllowedResource, String> unserved) {
+    return new ObjectKinds(allowed, served, unserved);
+  }
+
   /** No kind allowed (the default). */
   public static ObjectKinds none() {
     return new ObjectKinds(List.of(), List.of(), Map.of());

@@ -307,7 +307,13 @@ public final class Main implements Callable<Integer> {
         // Admission does not need the caches: served from the start.
         admission =
             io.jakri.controller.admission.Admission.start(
-                webhookPort, tls.get(), pluginsDir(), client, webhookConfiguration, scheduler);
+                webhookPort,
+                tls.get(),
+                pluginsDir(),
+                client,
+                webhookConfiguration,
+                objectResources,
+                scheduler);
         List<String> jars = admission.review().pluginJars();
         log.info(
             "admission webhook on port {} (POST /validate); discoveryDetails checked by the handler"

@@ -61,6 +61,8 @@ class AdmissionWebhookIT {
         .as("the agent module's packaged handler plugins (built before this module)")
         .isRegularFile();
     cluster = new RealCluster(api, "admission");
+    // The controller watches the configmaps it may create: the RBAC the chart would generate.
+    api.apply(InstanceObjectsIT.OBJECTS_RBAC);
     admin = cluster.client;
     crdOnly = cluster.namespace("crd-only");
     int port = freePort();
@@ -85,7 +87,9 @@ class AdmissionWebhookIT {
             "--webhook-configuration",
             WEBHOOK,
             "--plugins-dir",
-            PLUGINS.toString());
+            PLUGINS.toString(),
+            "--instance-object-resources",
+            "configmaps");
     await()
         .atMost(Duration.ofSeconds(90))
         .untilAsserted(
@@ -148,8 +152,8 @@ class AdmissionWebhookIT {
    * As a user meets it: {@code kubectl apply} (Debian's kubectl; .ci/run installs it) of Akri's
    * invalid Configuration, refused with both problems, and of a valid one, created.
    */
-  @Test
-  void kubectlApplyRefusesItWithEveryProblem(RealApiServer api) throws Exception {
+  /** Debian's kubectl on PATH; the test fails without it under CI=true, else is skipped. */
+  static Path kubectl() {
     Path kubectl = onPath("kubectl");
     if (kubectl == null) {
       assertThat(System.getenv("CI"))
@@ -158,6 +162,58 @@ class AdmissionWebhookIT {
           .isNotEqualTo("true");
       org.junit.jupiter.api.Assumptions.abort("kubectl is not on PATH");
     }
+    return kubectl;
+  }
+
+  /**
+   * A template of a kind the controller may not create (it allows configmaps here) is accepted,
+   * with a warning kubectl prints at apply time, before the status would say it.
+   */
+  @Test
+  void kubectlApplyWarnsOfAnInstanceObjectKindTheControllerMayNotCreate(RealApiServer api)
+      throws Exception {
+    Path kubectl = kubectl();
+    Path kubeconfig = api.kubeconfig(api.adminConfig(), tmp.resolve("admin-kubeconfig"));
+    Path file = tmp.resolve("secret-object.yaml");
+    Files.writeString(
+        file,
+        """
+        apiVersion: akri.sh/v0
+        kind: Configuration
+        metadata:
+          name: objects
+        spec:
+          discoveryHandler:
+            name: simulated
+          instanceObjects:
+            - apiVersion: v1
+              kind: ConfigMap
+              data: {instance: "{{INSTANCE_NAME}}"}
+            - apiVersion: v1
+              kind: Secret
+              stringData: {instance: "{{INSTANCE_NAME}}"}
+        """);
+    Result applied = run(kubectl, kubeconfig, "apply", "-n", cluster.ns, "-f", file.toString());
+    System.out.println("kubectl apply -f secret-object.yaml:\n" + applied.output());
+    try {
+      assertThat(applied.exit()).as(applied.output()).isZero();
+      assertThat(applied.output())
+          .contains("configuration.akri.sh/objects created")
+          .contains(
+              "Warning: configuration "
+                  + cluster.ns
+                  + "/objects: spec.instanceObjects[1]: Secret (v1) is not among the kinds the"
+                  + " controller may create (--instance-object-resources: configmaps); it will not"
+                  + " be created, and the Configuration's status will say so")
+          .doesNotContain("instanceObjects[0]");
+    } finally {
+      delete(cluster.ns, "objects");
+    }
+  }
+
+  @Test
+  void kubectlApplyRefusesItWithEveryProblem(RealApiServer api) throws Exception {
+    Path kubectl = kubectl();
     Path kubeconfig = api.kubeconfig(api.adminConfig(), tmp.resolve("admin-kubeconfig"));
     Result refused =
         run(

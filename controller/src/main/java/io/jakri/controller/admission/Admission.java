@@ -3,11 +3,14 @@ package io.jakri.controller.admission;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.validate.ConfigurationReview;
+import io.jakri.controller.objects.AllowedResource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -33,7 +36,9 @@ public record Admission(
       Path pluginsDir,
       KubernetesClient client,
       String webhookConfiguration,
+      List<AllowedResource> instanceObjectResources,
       ScheduledExecutorService scheduler) {
+    ObjectKindWarnings kindWarnings = new ObjectKindWarnings(client, instanceObjectResources);
     ConfigurationReview review =
         new ConfigurationReview(pluginsDir, Safeguards.DEFAULT_CLASS_DOMAINS, HANDLER_TIMEOUT);
     AdmissionServer server;
@@ -44,7 +49,9 @@ public record Admission(
               tls,
               (where, object) -> {
                 ConfigurationReview.Verdict v = review.review(where, object);
-                return new AdmissionServer.Verdict(v.problems(), v.warnings());
+                List<String> warnings = new ArrayList<>(v.warnings());
+                warnings.addAll(kindWarnings.of(where, object));
+                return new AdmissionServer.Verdict(v.problems(), warnings);
               });
     } catch (IOException e) {
       review.close();

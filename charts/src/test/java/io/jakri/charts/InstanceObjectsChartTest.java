@@ -26,7 +26,7 @@ class InstanceObjectsChartTest {
     assertThat(strings(WebhookChartTest.controller(chart).get("args")))
         .contains(
             "--instance-object-resources=configmaps,deployments.apps,services,widgets.example.com,statefulsets.apps");
-    List<String> verbs = List.of("get", "list", "watch", "patch", "delete");
+    List<String> verbs = List.of("get", "list", "watch", "create", "patch", "delete");
     assertThat(get(chart.one("ClusterRole", ROLE), "rules"))
         .isEqualTo(
             List.of(

@@ -51,13 +51,13 @@ class InstanceObjectsIT {
       rules:
         - apiGroups: [""]
           resources: [configmaps]
-          verbs: [get, list, watch, patch, delete]
+          verbs: [get, list, watch, create, patch, delete]
         - apiGroups: [apps]
           resources: [deployments]
-          verbs: [get, list, watch, patch, delete]
+          verbs: [get, list, watch, create, patch, delete]
         - apiGroups: [scheduling.k8s.io]
           resources: [priorityclasses]
-          verbs: [get, list, watch, patch, delete]
+          verbs: [get, list, watch, create, patch, delete]
       ---
       apiVersion: rbac.authorization.k8s.io/v1
       kind: ClusterRoleBinding
@@ -182,7 +182,9 @@ class InstanceObjectsIT {
         .untilAsserted(
             () -> {
               ConfigMap map = configMap(cm);
-              assertThat(map).isNotNull();
+              assertThat(map)
+                  .as("the controller's failed requests: %s", cluster.refusals.all())
+                  .isNotNull();
               assertThat(map.getData())
                   .containsExactlyInAnyOrderEntriesOf(
                       Map.of(

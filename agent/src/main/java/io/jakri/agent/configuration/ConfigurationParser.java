@@ -5,6 +5,7 @@ import static io.jakri.agent.configuration.Fields.map;
 import static io.jakri.agent.configuration.Fields.string;
 import static io.jakri.agent.configuration.Invalid.attempt;
 
+import io.jakri.crd.InstanceObjectPlaceholders;
 import io.jakri.handler.SafeYaml;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +48,8 @@ public final class ConfigurationParser {
           "brokerSpec",
           "instanceServiceSpec",
           "configurationServiceSpec",
-          "brokerProperties");
+          "brokerProperties",
+          "instanceObjects");
 
   /**
    * The outcome of reading one source.
@@ -243,6 +245,7 @@ public final class ConfigurationParser {
         || spec.get().get("configurationServiceSpec") != null) {
       controllerProblems.addAll(new EmbeddedSpecs().problems(spec.get()));
     }
+    controllerProblems.addAll(instanceObjectProblems(spec.get().get("instanceObjects")));
     if (strict) {
       problems.addAll(controllerProblems);
     } else {
@@ -270,6 +273,36 @@ public final class ConfigurationParser {
         capacity.orElseThrow(),
         brokerProperties.orElseThrow(),
         brokerKind.orElseThrow());
+  }
+
+  /**
+   * The problems of {@code spec.instanceObjects} (the controller's objects per Instance): not a
+   * list, an entry that is not an object, and what {@link InstanceObjectPlaceholders#check} finds
+   * (placeholders, names, fields the controller sets, duplicates), each naming its path.
+   */
+  static List<String> instanceObjectProblems(Object value) {
+    if (value == null) {
+      return List.of();
+    }
+    if (!(value instanceof List<?> list)) {
+      return List.of("spec.instanceObjects must be a list of Kubernetes manifests");
+    }
+    List<Map<String, Object>> templates = new ArrayList<>();
+    for (Object o : list) {
+      @SuppressWarnings("unchecked")
+      Map<String, Object> m = o instanceof Map<?, ?> ? (Map<String, Object>) o : null;
+      templates.add(m);
+    }
+    return InstanceObjectPlaceholders.check(templates).stream()
+        .map(
+            p ->
+                "spec.instanceObjects["
+                    + p.index()
+                    + "]"
+                    + (p.path().isEmpty() ? "" : "." + p.path())
+                    + ": "
+                    + p.message())
+        .toList();
   }
 
   /**

@@ -77,6 +77,10 @@ final class Writes {
     if (code == HttpURLConnection.HTTP_FORBIDDEN) {
       // 'pods "x-pod" is forbidden: ...': the name left out, so all Instances read the same.
       String why = describe(e).replaceFirst("^\\S+ \"[^\"]*\" is forbidden: ", "forbidden: ");
+      if (why.isBlank() || why.equals("forbidden: ")) {
+        why =
+            "forbidden (HTTP 403) by the API server, without a reason; check the controller's RBAC";
+      }
       return Optional.of(
           new Rejected(kind(object), name(object), InstanceReconciler.FORBIDDEN, why, e));
     }
@@ -175,15 +179,15 @@ final class Writes {
           return;
         }
         throw new Rejected(
-            kind(object),
-            name(object),
             InstanceObjects.CONFLICT,
-            "an object of that name exists and is not this Instance's (no "
+            kind(object)
+                + " "
+                + name(object)
+                + " exists and is not this Instance's (no "
                 + BrokerLabels.MANAGED_BY
                 + "="
                 + BrokerLabels.CONTROLLER
-                + " label for it); the controller leaves it alone",
-            null);
+                + " label for it); the controller leaves it alone");
       }
       resources.resource(object).fieldManager(FIELD_MANAGER).forceConflicts().serverSideApply();
       LOG.info("{}({}) created", kind(object), where(object));

@@ -108,6 +108,7 @@ public final class LinkFormat {
         if (malformed.size() < MAX_LINKS) {
           malformed.add("link at character " + start + ": " + e.getMessage());
         }
+        s.pos = start; // quotes are tracked from the start of the link
         s.skipToComma();
       }
       s.skipWhitespace();

@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  * if: [sensor]                 # keep links with one of these interface descriptions
  * paths: {include: ["/sensors/*"], exclude: ["/sensors/debug"]}
  * discoveryIntervalSeconds: 10 # pause between rounds, 1..3600
- * responseTimeoutMillis: 1000  # how long answers are collected per round, 50..30000
+ * responseTimeoutMillis: 5500  # how long answers are collected per round, 50..30000
  * gracePeriodSeconds: 30       # an endpoint not answering this long is removed, 0..86400
  * </pre>
  */
@@ -41,6 +41,13 @@ public record CoapDetails(
     Duration gracePeriod) {
 
   public static final int DEFAULT_PORT = 5683;
+
+  /**
+   * RFC 7252's DEFAULT_LEISURE (5 s) plus a margin: servers delay answers to a multicast request by
+   * a random time up to the leisure (libcoap does), so a shorter wait misses some.
+   */
+  public static final int DEFAULT_RESPONSE_TIMEOUT_MILLIS = 5500;
+
   static final int MAX_ITEMS = 256;
   private static final Pattern IPV4 =
       Pattern.compile(
@@ -77,7 +84,7 @@ public record CoapDetails(
         integer(
             d,
             "responseTimeoutMillis",
-            1000,
+            DEFAULT_RESPONSE_TIMEOUT_MILLIS,
             50,
             30000,
             " (how long answers to a GET are collected)",
@@ -129,6 +136,13 @@ public record CoapDetails(
     }
     if (!multicast && rawHosts.isEmpty()) {
       errors.add("multicast is false and hosts is empty: nothing would be asked");
+    }
+    if (multicast && timeout < 5000) {
+      warnings.add(
+          "responseTimeoutMillis is "
+              + timeout
+              + ": CoAP servers may delay answers to a multicast GET by up to 5000 ms (RFC 7252"
+              + " DEFAULT_LEISURE), some will be missed in a round");
     }
     for (String unknown : d.unknownKeys()) {
       warnings.add(unknown + " is not a coap setting and is ignored");

@@ -20,8 +20,25 @@ public record Endpoint(InetAddress address, int port) {
     }
   }
 
+  /**
+   * The endpoint a datagram came from. A link-local IPv6 source carries its scope as a number; it
+   * is named by its interface ({@code %eth0}) when that still exists, for a readable id.
+   */
   static Endpoint of(InetSocketAddress socket) {
-    return new Endpoint(socket.getAddress(), socket.getPort());
+    InetAddress address = socket.getAddress();
+    if (address instanceof Inet6Address v6
+        && v6.getScopedInterface() == null
+        && v6.getScopeId() != 0) {
+      try {
+        java.net.NetworkInterface nif = java.net.NetworkInterface.getByIndex(v6.getScopeId());
+        if (nif != null) {
+          address = Inet6Address.getByAddress(null, v6.getAddress(), nif);
+        }
+      } catch (java.io.IOException e) {
+        // keep the numeric scope
+      }
+    }
+    return new Endpoint(address, socket.getPort());
   }
 
   InetSocketAddress socketAddress() {

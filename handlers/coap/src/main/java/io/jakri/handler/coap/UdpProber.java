@@ -164,6 +164,7 @@ final class UdpProber implements Prober {
     private final ByteBuffer buffer = ByteBuffer.allocate(MAX_DATAGRAM);
     private DatagramChannel channel4;
     private DatagramChannel channel6;
+    private List<Endpoint> hosts = List.of();
     private int sent;
     private int datagrams;
     private boolean done;
@@ -194,6 +195,7 @@ final class UdpProber implements Prober {
     }
 
     void send(List<Endpoint> hosts) throws IOException {
+      this.hosts = List.copyOf(hosts);
       boolean wants4 =
           multicast || hosts.stream().anyMatch(h -> h.address() instanceof Inet4Address);
       boolean wants6 =
@@ -253,6 +255,9 @@ final class UdpProber implements Prober {
       }
       drain(channel4);
       drain(channel6);
+      if (!multicast && !hosts.isEmpty() && answers.keySet().containsAll(hosts)) {
+        finish(); // every listed host answered: no need to wait for the timeout
+      }
     }
 
     private void drain(DatagramChannel c) {
@@ -373,7 +378,11 @@ final class UdpProber implements Prober {
     }
 
     synchronized void finish() {
-      drain();
+      if (done) {
+        return;
+      }
+      drain(channel4);
+      drain(channel6);
       done = true;
       for (Endpoint incomplete : assemblies.keySet()) {
         answers.put(incomplete, new Answer.Refused("block-wise transfer not finished in time"));

@@ -18,7 +18,7 @@ class CoapDetailsTest {
     assertThat(d.port()).isEqualTo(5683);
     assertThat(d.hosts()).isEmpty();
     assertThat(d.discoveryInterval()).isEqualTo(Duration.ofSeconds(10));
-    assertThat(d.responseTimeout()).isEqualTo(Duration.ofMillis(1000));
+    assertThat(d.responseTimeout()).isEqualTo(Duration.ofMillis(5500));
     assertThat(d.gracePeriod()).isEqualTo(Duration.ofSeconds(30));
   }
 

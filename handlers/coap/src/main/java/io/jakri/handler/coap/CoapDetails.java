@@ -74,7 +74,7 @@ public record CoapDetails(
     try {
       d = Details.parse(yaml);
     } catch (InvalidDetailsException e) {
-      return Parsed.failed(List.of("discoveryDetails: " + e.getMessage()), warnings);
+      return Parsed.failed(List.of("discoveryDetails: " + e.getMessage() + where(e)), warnings);
     }
     boolean multicast = bool(d, "multicast", true, errors);
     boolean ipv6 = bool(d, "ipv6", true, errors);
@@ -286,6 +286,18 @@ public record CoapDetails(
       }
     }
     return list;
+  }
+
+  /** " at line L, column C" of a YAML syntax error (SnakeYAML counts from 0), or "". */
+  private static String where(InvalidDetailsException e) {
+    if (e.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException marked) {
+      org.yaml.snakeyaml.error.Mark mark =
+          marked.getProblemMark() != null ? marked.getProblemMark() : marked.getContextMark();
+      if (mark != null) {
+        return " at line " + (mark.getLine() + 1) + ", column " + (mark.getColumn() + 1);
+      }
+    }
+    return "";
   }
 
   static String shorten(String s) {

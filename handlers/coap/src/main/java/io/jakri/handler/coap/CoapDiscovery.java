@@ -221,5 +221,6 @@ final class CoapDiscovery implements Discovery {
         next.cancel(false);
       }
     }
+    prober.close(); // a round in flight closes its sockets now; its answers are not reported
   }
 }

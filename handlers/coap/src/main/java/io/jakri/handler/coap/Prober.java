@@ -17,6 +17,12 @@ interface Prober {
    */
   CompletableFuture<Answers> ask(List<Endpoint> hosts, Duration timeout);
 
+  /**
+   * Ends a round still collecting (its sockets closed, its future completed with what it has) and
+   * refuses later ones. Idempotent; the discovery calls it from its own close.
+   */
+  default void close() {}
+
   /** What one endpoint answered. */
   sealed interface Answer permits Answer.Links, Answer.Refused {
     /** A link-format document, parsed. */

@@ -60,6 +60,8 @@ final class UdpProber implements Prober {
   private final boolean ipv6;
   private final int port;
   private final List<String> interfaces;
+  private final Set<Round> running = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
 
   UdpProber(
       ScheduledExecutorService scheduler,
@@ -86,7 +88,17 @@ final class UdpProber implements Prober {
   @Override
   public CompletableFuture<Answers> ask(List<Endpoint> hosts, Duration timeout) {
     CompletableFuture<Answers> result = new CompletableFuture<>();
+    if (closed) {
+      result.completeExceptionally(new IOException("closed"));
+      return result;
+    }
     Round round = new Round(result);
+    running.add(round);
+    result.whenComplete((answers, error) -> running.remove(round));
+    if (closed) {
+      round.finish();
+      return result;
+    }
     try {
       round.send(hosts);
     } catch (IOException | RuntimeException e) {
@@ -116,6 +128,14 @@ final class UdpProber implements Prober {
       result.completeExceptionally(e);
     }
     return result;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    for (Round round : running) {
+      round.finish();
+    }
   }
 
   private List<NetworkInterface> chosen(boolean v6) throws SocketException {

@@ -241,4 +241,17 @@ class MaliciousCoapTest {
             "more than " + UdpProber.MAX_PER_SOURCE + " datagrams from one endpoint",
             "more than " + UdpProber.MAX_ENDPOINTS + " endpoints answered");
   }
+
+  @Test
+  void closeEndsARoundInFlightAndRefusesLaterOnes() throws Exception {
+    Responder silent = new Responder((m, raw) -> List.of());
+    UdpProber prober = new UdpProber(scheduler, false, false, 5683, List.of());
+    var round = prober.ask(List.of(silent.endpoint()), Duration.ofSeconds(30));
+    long begin = System.nanoTime();
+    prober.close();
+    assertThat(round.get(2, TimeUnit.SECONDS).answers()).isEmpty();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin)).isLessThan(1000);
+    assertThat(prober.ask(List.of(silent.endpoint()), Duration.ofSeconds(1)))
+        .isCompletedExceptionally();
+  }
 }

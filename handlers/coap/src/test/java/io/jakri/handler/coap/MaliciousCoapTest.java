@@ -1,0 +1,257 @@
+package io.jakri.handler.coap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hostile responders on loopback against the real {@link UdpProber}: each answers the GET with what
+ * its function makes of the request (several datagrams allowed), from a thread of the test.
+ */
+class MaliciousCoapTest {
+
+  private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
+  private final List<Responder> responders = new ArrayList<>();
+
+  @AfterEach
+  void stop() throws Exception {
+    for (Responder r : responders) {
+      r.close();
+    }
+    scheduler.shutdownNow();
+  }
+
+  /** A UDP socket answering each datagram it gets with the datagrams {@code answer} returns. */
+  private final class Responder implements AutoCloseable {
+    final DatagramChannel channel;
+    final Thread thread;
+
+    Responder(BiFunction<CoapMessage, byte[], List<byte[]>> answer) throws Exception {
+      channel = DatagramChannel.open();
+      channel.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      thread =
+          new Thread(
+              () -> {
+                ByteBuffer in = ByteBuffer.allocate(2048);
+                try {
+                  while (true) {
+                    in.clear();
+                    var from = channel.receive(in);
+                    byte[] request = java.util.Arrays.copyOf(in.array(), in.position());
+                    CoapMessage m = CoapMessage.read(request, request.length);
+                    for (byte[] out : answer.apply(m, request)) {
+                      channel.send(ByteBuffer.wrap(out), from);
+                    }
+                  }
+                } catch (Exception e) {
+                  // closed
+                }
+              });
+      thread.setDaemon(true);
+      thread.start();
+      responders.add(this);
+    }
+
+    Endpoint endpoint() throws Exception {
+      return Endpoint.of((InetSocketAddress) channel.getLocalAddress());
+    }
+
+    @Override
+    public void close() throws Exception {
+      channel.close();
+      thread.join(5000);
+    }
+  }
+
+  /** A 2.05 response to {@code request}, with the given Content-Format, Block2 and payload. */
+  static byte[] response(
+      CoapMessage request, Integer contentFormat, CoapMessage.Block block, byte[] payload) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.write(0x40 | (1 << 4) | request.token().length);
+    out.write(CoapMessage.CONTENT);
+    out.write(0);
+    out.write(1);
+    out.writeBytes(request.token());
+    int last = 0;
+    if (contentFormat != null) {
+      out.write(((12 - last) << 4) | 1);
+      out.write(contentFormat);
+      last = 12;
+    }
+    if (block != null) {
+      int v = block.encoded();
+      int delta = 23 - last;
+      if (delta < 13) {
+        out.write((delta << 4) | 2);
+      } else {
+        out.write((13 << 4) | 2);
+        out.write(delta - 13);
+      }
+      out.write(v >> 8);
+      out.write(v);
+    }
+    if (payload.length > 0) {
+      out.write(0xff);
+      out.writeBytes(payload);
+    }
+    return out.toByteArray();
+  }
+
+  private Prober.Answers ask(List<Endpoint> hosts) throws Exception {
+    UdpProber prober = new UdpProber(scheduler, false, false, 5683, List.of());
+    return prober.ask(hosts, Duration.ofMillis(1500)).get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void blockWiseLinkFormatIsAssembled() throws Exception {
+    byte[] doc =
+        ("</a>;rt=x," + "</long>;title=\"" + "t".repeat(100) + "\"")
+            .getBytes(StandardCharsets.UTF_8);
+    Responder r =
+        new Responder(
+            (m, raw) -> {
+              int num = m.block2().map(CoapMessage.Block::num).orElse(0);
+              int from = num * 32;
+              int to = Math.min(doc.length, from + 32);
+              byte[] part = java.util.Arrays.copyOfRange(doc, from, to);
+              return List.of(response(m, 40, new CoapMessage.Block(num, to < doc.length, 1), part));
+            });
+    Prober.Answer answer = ask(List.of(r.endpoint())).answers().get(r.endpoint());
+    assertThat(answer).isInstanceOf(Prober.Answer.Links.class);
+    assertThat(((Prober.Answer.Links) answer).result().links())
+        .extracting(Link::target)
+        .containsExactly("/a", "/long");
+  }
+
+  @Test
+  void endlessBlocksStopAtTheLimit() throws Exception {
+    Responder r =
+        new Responder(
+            (m, raw) -> {
+              int num = m.block2().map(CoapMessage.Block::num).orElse(0);
+              return List.of(
+                  response(
+                      m,
+                      40,
+                      new CoapMessage.Block(num, true, 6),
+                      "</x>,".repeat(200).getBytes(StandardCharsets.US_ASCII)));
+            });
+    Prober.Answers answers = ask(List.of(r.endpoint()));
+    assertThat(answers.answers().get(r.endpoint()))
+        .isEqualTo(new Prober.Answer.Refused("link format over 16384 bytes"));
+  }
+
+  @Test
+  void garbageWrongFormatsAndOversizedDatagramsAreCountedNotKept() throws Exception {
+    Responder garbage =
+        new Responder(
+            (m, raw) -> List.of(new byte[] {1, 2, 3}, "hello".getBytes(StandardCharsets.US_ASCII)));
+    Responder json =
+        new Responder(
+            (m, raw) -> List.of(response(m, 50, null, "{}".getBytes(StandardCharsets.US_ASCII))));
+    Responder notFound =
+        new Responder(
+            (m, raw) -> {
+              byte[] r = response(m, null, null, new byte[0]);
+              r[1] = (byte) 132; // 4.04
+              return List.of(r);
+            });
+    Responder huge = new Responder((m, raw) -> List.of(response(m, 40, null, new byte[1900])));
+    Responder foreignToken =
+        new Responder(
+            (m, raw) ->
+                List.of(
+                    response(
+                        new CoapMessage(
+                            1,
+                            1,
+                            1,
+                            new byte[] {7},
+                            java.util.Optional.empty(),
+                            java.util.Optional.empty(),
+                            new byte[0]),
+                        40,
+                        null,
+                        "</x>".getBytes(StandardCharsets.US_ASCII))));
+    Prober.Answers answers =
+        ask(
+            List.of(
+                garbage.endpoint(),
+                json.endpoint(),
+                notFound.endpoint(),
+                huge.endpoint(),
+                foreignToken.endpoint()));
+    assertThat(answers.answers())
+        .containsOnly(
+            Map.entry(
+                json.endpoint(),
+                new Prober.Answer.Refused("content format 50 is not link format (40)")),
+            Map.entry(notFound.endpoint(), new Prober.Answer.Refused("answered 4.04, not 2.05")));
+    assertThat(answers.problems())
+        .containsKeys(
+            "not a CoAP message: datagram shorter than a CoAP header",
+            "datagram over 1500 bytes",
+            "a CoAP message with a token not ours");
+  }
+
+  @Test
+  void aFloodOfDatagramsAndRespondersIsBounded() throws Exception {
+    // One responder sends 200 answers per GET; 300 responders answer (over MAX_ENDPOINTS).
+    Responder chatty =
+        new Responder(
+            (m, raw) -> {
+              List<byte[]> many = new ArrayList<>();
+              for (int i = 0; i < 200; i++) {
+                many.add(response(m, 40, null, "</a>".getBytes(StandardCharsets.US_ASCII)));
+              }
+              return many;
+            });
+    List<Endpoint> hosts = new ArrayList<>(List.of(chatty.endpoint()));
+    for (int i = 0; i < 300; i++) {
+      hosts.add(
+          new Responder(
+                  (m, raw) ->
+                      List.of(
+                          response(
+                              m,
+                              40,
+                              null,
+                              ("</r" + raw.length + ">").getBytes(StandardCharsets.US_ASCII))))
+              .endpoint());
+    }
+    Prober.Answers answers = ask(hosts);
+    assertThat(answers.answers()).hasSize(UdpProber.MAX_ENDPOINTS).containsKey(chatty.endpoint());
+    assertThat(answers.problems())
+        .containsKeys(
+            "more than " + UdpProber.MAX_PER_SOURCE + " datagrams from one endpoint",
+            "more than " + UdpProber.MAX_ENDPOINTS + " endpoints answered");
+  }
+
+  @Test
+  void closeEndsARoundInFlightAndRefusesLaterOnes() throws Exception {
+    Responder silent = new Responder((m, raw) -> List.of());
+    UdpProber prober = new UdpProber(scheduler, false, false, 5683, List.of());
+    var round = prober.ask(List.of(silent.endpoint()), Duration.ofSeconds(30));
+    long begin = System.nanoTime();
+    prober.close();
+    assertThat(round.get(2, TimeUnit.SECONDS).answers()).isEmpty();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin)).isLessThan(1000);
+    assertThat(prober.ask(List.of(silent.endpoint()), Duration.ofSeconds(1)))
+        .isCompletedExceptionally();
+  }
+}

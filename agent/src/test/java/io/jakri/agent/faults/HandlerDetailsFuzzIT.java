@@ -36,7 +36,7 @@ class HandlerDetailsFuzzIT {
   private static final int CASES = Integer.getInteger("jakri.fuzz.cases", 4000) / 2;
   private static final Set<String> STARTABLE = Set.of("simulated", "debugEcho", "static", "udev");
   private static final List<String> HANDLERS =
-      List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua");
+      List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua", "coap");
 
   private static PluginHandlerRegistry registry;
   private static ScheduledExecutorService scheduler;
@@ -57,7 +57,7 @@ class HandlerDetailsFuzzIT {
   @Test
   void everyHandlerRejectsGeneratedDetailsClearlyOrAcceptsThemConsistently() {
     assertThat(registry.names())
-        .contains("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua");
+        .contains("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua", "coap");
     List<String> failures = new ArrayList<>();
     int total = 0;
     for (String name : HANDLERS) {

@@ -84,12 +84,12 @@ final class DeviceIdCodec {
 
   private DeviceIdCodec() {}
 
-  /** The 12-byte request ADU. */
+  /** The 11-byte request ADU. */
   static byte[] request(int transactionId, int unitId, ReadCode code, int objectId) {
-    ByteBuffer b = ByteBuffer.allocate(12);
+    ByteBuffer b = ByteBuffer.allocate(11);
     b.putShort((short) transactionId);
     b.putShort((short) 0);
-    b.putShort((short) 6);
+    b.putShort((short) 5);
     b.put((byte) unitId);
     b.put((byte) FUNCTION);
     b.put((byte) MEI_READ_DEVICE_ID);

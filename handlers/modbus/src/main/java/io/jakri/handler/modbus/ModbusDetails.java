@@ -76,7 +76,8 @@ record ModbusDetails(
     try {
       d = Details.parse(yaml);
     } catch (InvalidDetailsException e) {
-      return Parsed.failed(List.of("discoveryDetails: " + e.getMessage()), List.of());
+      return Parsed.failed(
+          List.of("discoveryDetails: " + e.getMessage() + syntaxPosition(yaml)), List.of());
     }
     Problems problems = new Problems();
     int cap = intIn(d, "maxAddresses", 1, MAX_MAX_ADDRESSES, DEFAULT_MAX_ADDRESSES, problems);
@@ -316,6 +317,36 @@ record ModbusDetails(
       return fallback;
     }
     return value.get();
+  }
+
+  /**
+   * Where YAML that SafeYaml refused breaks, as {@code " (line L, column C: problem)"}: the text is
+   * run through snakeyaml's parser only (events, nothing constructed, so no alias expansion), and
+   * only when it is small enough for SafeYaml to have read it at all.
+   */
+  static String syntaxPosition(String yaml) {
+    if (yaml == null || yaml.length() > 64 * 1024) {
+      return "";
+    }
+    try {
+      for (var ignored : new org.yaml.snakeyaml.Yaml().parse(new java.io.StringReader(yaml))) {
+        // walk every event to the first error
+      }
+    } catch (org.yaml.snakeyaml.error.MarkedYAMLException e) {
+      var mark = e.getProblemMark();
+      if (mark != null) {
+        return " (line "
+            + (mark.getLine() + 1)
+            + ", column "
+            + (mark.getColumn() + 1)
+            + ": "
+            + e.getProblem()
+            + ")";
+      }
+    } catch (RuntimeException e) {
+      return "";
+    }
+    return "";
   }
 
   private static String shorten(String s) {

@@ -29,7 +29,7 @@ import java.util.regex.PatternSyntaxException;
  * gracePeriodSeconds: 60        # 0..86400: how long a silent device stays
  * timeoutMillis: 1000           # 50..30000, per connection attempt and per request
  * connectionsPerSecond: 50      # 1..1000: scan rate limit
- * maxAddresses: 256             # 1..65536: cap on the addresses the entries may stand for
+ * maxAddresses: 256             # 1..4096: cap on the addresses the entries may stand for
  * </pre>
  */
 record ModbusDetails(
@@ -49,7 +49,7 @@ record ModbusDetails(
   static final int DEFAULT_PORT = 502;
   static final List<Integer> DEFAULT_UNIT_IDS = List.of(1, 255);
   static final int DEFAULT_MAX_ADDRESSES = 256;
-  static final int MAX_MAX_ADDRESSES = 65_536;
+  static final int MAX_MAX_ADDRESSES = 4096;
   static final int MAX_UNIT_IDS = 8;
   static final int MAX_PORTS = 16;
   static final int MAX_FILTER_ITEMS = 64;

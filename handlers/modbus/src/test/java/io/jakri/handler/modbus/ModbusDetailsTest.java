@@ -58,8 +58,8 @@ class ModbusDetailsTest {
     assertThat(ModbusDetails.parse("addresses: [10.0.0.0/16]").errors())
         .containsExactly(
             "addresses[0] \"10.0.0.0/16\": 65536 addresses, more than maxAddresses (256): list a"
-                + " smaller block or raise maxAddresses (at most 65536)");
-    assertThat(ModbusDetails.parse("addresses: [10.0.0.0/16]\nmaxAddresses: 65536\n").errors())
+                + " smaller block or raise maxAddresses (at most 4096)");
+    assertThat(ModbusDetails.parse("addresses: [10.0.0.0/20]\nmaxAddresses: 4096\n").errors())
         .isEmpty();
     assertThat(ModbusDetails.parse("addresses: [10.0.0.0/25, 10.0.1.0/25, 10.0.2.1]").errors())
         .containsExactly("addresses stand for 257 addresses in all, more than maxAddresses (256)");
@@ -79,7 +79,7 @@ class ModbusDetailsTest {
                         + "gracePeriodSeconds: -1\nmaxAddresses: 0\ncolour: red\n")
                 .errors())
         .containsExactly(
-            "maxAddresses must be between 1 and 65536 but is 0",
+            "maxAddresses must be between 1 and 4096 but is 0",
             "ports[0] must be a number from 1 to 65535 but is \"0\"",
             "unitIds[0] must be a number from 0 to 255 but is \"256\"",
             "scanIntervalSeconds must be between 1 and 3600 but is 0",

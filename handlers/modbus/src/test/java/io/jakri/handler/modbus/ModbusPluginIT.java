@@ -2,19 +2,45 @@ package io.jakri.handler.modbus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.handler.testkit.DiscoveringPluginJarContract;
 import io.jakri.handler.testkit.PluginJar;
-import io.jakri.handler.testkit.PluginJarContract;
 import java.util.List;
 import java.util.Map;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The packaged jar meets the plugin-jar contract of the testkit (no private library inside).
- * Discovery against a real Modbus server: {@code ModbusPymodbusIT}.
+ * The packaged jar meets the discovering plugin-jar contract of the testkit (no private library
+ * inside), its sample run finding a scripted loopback peer ({@link FakePeers}). Discovery against a
+ * real Modbus server: {@code ModbusPymodbusIT}.
  */
-class ModbusPluginIT extends PluginJarContract {
+class ModbusPluginIT extends DiscoveringPluginJarContract {
+
+  private static FakePeers peers;
+  private static FakePeers.Peer plc;
+
+  @BeforeAll
+  static void startPeer() throws Exception {
+    peers = new FakePeers();
+    plc = peers.start(FakePeers.identifying(10, "Acme", "PC-1", "1.0"));
+  }
+
+  @AfterAll
+  static void stopPeer() throws Exception {
+    peers.close();
+  }
+
+  @Override
+  protected Sample sample() {
+    return new Sample(
+        "modbus-plcs",
+        "node-a",
+        "addresses: [127.0.0.1]\nports: [" + plc.port() + "]\nunitIds: [1]\n",
+        List.of("tcp://127.0.0.1:" + plc.port() + "/1"));
+  }
 
   @Override
   protected String pluginId() {

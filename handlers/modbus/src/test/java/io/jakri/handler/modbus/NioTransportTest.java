@@ -172,6 +172,33 @@ class NioTransportTest {
   }
 
   @Test
+  void dribblingPeerIsCutOffByTheRequestTimeout() throws Exception {
+    int port =
+        peers
+            .start(
+                (in, out) -> {
+                  byte[] request = FakePeers.request(in);
+                  byte[] header = {request[0], request[1], 0, 0, 0, (byte) 200, 1};
+                  for (byte b : header) {
+                    out.write(b);
+                    out.flush();
+                  }
+                  while (true) {
+                    out.write(0);
+                    out.flush();
+                    try {
+                      Thread.sleep(50); // the peer's pace, not synchronisation
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                  }
+                })
+            .port();
+    Failure failure = failure(port, 300);
+    assertThat(failure.category()).isEqualTo("no reply");
+  }
+
+  @Test
   void garbageIsMalformed() throws Exception {
     Failure failure = failure(peers.start(FakePeers.GARBAGE).port(), 1000);
     assertThat(failure.category()).isEqualTo("malformed reply");

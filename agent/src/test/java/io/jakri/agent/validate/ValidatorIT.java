@@ -61,7 +61,7 @@ class ValidatorIT {
   @Test
   void aHandlerThatIsNotInstalledIsAWarningNamingTheInstalledOnesAndKeepsExitZero()
       throws IOException {
-    Path file = file("modbus.yaml", TestAgent.configuration("cams", "modbus", 1, "unit: 1"));
+    Path file = file("bacnet.yaml", TestAgent.configuration("cams", "bacnet", 1, "unit: 1"));
 
     Outcome outcome = validate(file);
 
@@ -70,10 +70,10 @@ class ValidatorIT {
         .containsExactly(
             "warning: "
                 + file
-                + ": spec.discoveryHandler.name: handler \"modbus\" is not installed (installed in "
+                + ": spec.discoveryHandler.name: handler \"bacnet\" is not installed (installed in "
                 + PLUGINS
-                + ": debugEcho, onvif, opcua, simulated, static, udev, zeroconf); discoveryDetails"
-                + " not checked",
+                + ": debugEcho, modbus, onvif, opcua, simulated, static, udev, zeroconf);"
+                + " discoveryDetails not checked",
             file + ": configuration cams is valid (discoveryDetails not checked)");
     assertThat(outcome.code()).isZero();
   }

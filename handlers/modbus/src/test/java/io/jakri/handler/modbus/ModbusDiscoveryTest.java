@@ -148,7 +148,7 @@ class ModbusDiscoveryTest {
             handler,
             "addresses: [127.0.0.1]\n"
                 + ports(garbage, flood, silent, good)
-                + "unitIds: [1]\nscanIntervalSeconds: 1\ntimeoutMillis: 200\n");
+                + "unitIds: [1]\nscanIntervalSeconds: 1\ntimeoutMillis: 600\n");
     // Three scans, each meeting every hostile peer again.
     await()
         .atMost(WAIT)

@@ -36,7 +36,16 @@ class HandlerDetailsFuzzIT {
   private static final int CASES = Integer.getInteger("jakri.fuzz.cases", 4000) / 2;
   private static final Set<String> STARTABLE = Set.of("simulated", "debugEcho", "static", "udev");
   private static final List<String> HANDLERS =
-      List.of("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua", "coap");
+      List.of(
+          "simulated",
+          "debugEcho",
+          "static",
+          "zeroconf",
+          "udev",
+          "onvif",
+          "opcua",
+          "coap",
+          "modbus");
 
   private static PluginHandlerRegistry registry;
   private static ScheduledExecutorService scheduler;
@@ -57,7 +66,16 @@ class HandlerDetailsFuzzIT {
   @Test
   void everyHandlerRejectsGeneratedDetailsClearlyOrAcceptsThemConsistently() {
     assertThat(registry.names())
-        .contains("simulated", "debugEcho", "static", "zeroconf", "udev", "onvif", "opcua", "coap");
+        .contains(
+            "simulated",
+            "debugEcho",
+            "static",
+            "zeroconf",
+            "udev",
+            "onvif",
+            "opcua",
+            "coap",
+            "modbus");
     List<String> failures = new ArrayList<>();
     int total = 0;
     for (String name : HANDLERS) {

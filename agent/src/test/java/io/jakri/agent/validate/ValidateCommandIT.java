@@ -45,16 +45,16 @@ class ValidateCommandIT {
   void warningsAloneExitZeroAndStderrStaysEmpty() throws Exception {
     Path sim = tmp.resolve("sim.yaml");
     Files.writeString(sim, TestAgent.configuration("sim", "simulated", 1, "count: 1"));
-    Path modbus = tmp.resolve("modbus.yaml");
-    Files.writeString(modbus, TestAgent.configuration("cams", "modbus", 1, "unit: 1"));
+    Path bacnet = tmp.resolve("bacnet.yaml");
+    Files.writeString(bacnet, TestAgent.configuration("cams", "bacnet", 1, "unit: 1"));
 
-    int code = run(sim, modbus);
+    int code = run(sim, bacnet);
 
     assertThat(code).isZero();
     assertThat(Files.readString(tmp.resolve("stderr"))).isEmpty();
     assertThat(Files.readAllLines(tmp.resolve("stdout")))
         .contains(sim + ": configuration sim is valid")
-        .anyMatch(l -> l.startsWith("warning: " + modbus + ": spec.discoveryHandler.name: "));
+        .anyMatch(l -> l.startsWith("warning: " + bacnet + ": spec.discoveryHandler.name: "));
   }
 
   @Test

@@ -61,7 +61,33 @@ class ExamplesTest {
               "interfaces",
               "discoveryIntervalSeconds"),
           "udev",
-          Set.of("udevRules", "groupRecursive", "permissions", "rescanIntervalSeconds"));
+          Set.of("udevRules", "groupRecursive", "permissions", "rescanIntervalSeconds"),
+          "coap",
+          Set.of(
+              "rt",
+              "if",
+              "paths",
+              "hosts",
+              "port",
+              "multicast",
+              "networkInterfaces",
+              "discoveryIntervalSeconds",
+              "gracePeriodSeconds",
+              "responseTimeoutMillis"),
+          "modbus",
+          Set.of(
+              "addresses",
+              "ports",
+              "unitIds",
+              "eachUnit",
+              "vendor",
+              "productCode",
+              "revision",
+              "maxAddresses",
+              "scanIntervalSeconds",
+              "gracePeriodSeconds",
+              "connectionsPerSecond",
+              "timeoutMillis"));
 
   private record Doc(Path file, int index, Map<String, Object> body) {
     String where() {
@@ -73,7 +99,18 @@ class ExamplesTest {
   void everyScenarioHasADirectoryWithAReadmeAndIsListedInTheIndex() throws IOException {
     String index = Files.readString(EXAMPLES.resolve("README.md"));
     for (String scenario :
-        List.of("zeroconf", "opcua", "spookd", "simple-device", "debug-echo", "udev", "onvif")) {
+        List.of(
+            "zeroconf",
+            "opcua",
+            "spookd",
+            "simple-device",
+            "debug-echo",
+            "udev",
+            "onvif",
+            "coap",
+            "modbus",
+            "instance-objects",
+            "node-labels")) {
       assertThat(EXAMPLES.resolve(scenario).resolve("README.md")).isRegularFile();
       assertThat(yamlFiles(EXAMPLES.resolve(scenario))).isNotEmpty();
       assertThat(index).contains("(" + scenario + "/)");

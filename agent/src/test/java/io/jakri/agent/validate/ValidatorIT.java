@@ -72,7 +72,7 @@ class ValidatorIT {
                 + file
                 + ": spec.discoveryHandler.name: handler \"modbus\" is not installed (installed in "
                 + PLUGINS
-                + ": debugEcho, onvif, opcua, simulated, static, udev, zeroconf); discoveryDetails"
+                + ": debugEcho, mqtt, onvif, opcua, simulated, static, udev, zeroconf); discoveryDetails"
                 + " not checked",
             file + ": configuration cams is valid (discoveryDetails not checked)");
     assertThat(outcome.code()).isZero();

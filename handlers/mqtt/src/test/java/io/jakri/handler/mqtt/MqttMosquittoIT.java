@@ -1,0 +1,236 @@
+package io.jakri.handler.mqtt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.jakri.handler.DiscoveredDevice;
+import io.jakri.handler.Discovery;
+import io.jakri.handler.DiscoveryContext;
+import io.jakri.handler.testkit.PluginJar;
+import io.jakri.handler.testkit.RecordingListener;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.paho.client.mqttv3.MqttClient;
+import org.eclipse.paho.client.mqttv3.MqttConnectOptions;
+import org.eclipse.paho.client.mqttv3.persist.MemoryPersistence;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The packaged plugin against a real mosquitto (one per class, on a free loopback port), devices
+ * announced, updated and removed with {@code mosquitto_pub -r}. Skipped without mosquitto, failed
+ * under {@code CI=true}.
+ */
+class MqttMosquittoIT {
+
+  private static Path dir;
+  private static Mosquitto broker;
+  private static PluginJar plugin;
+  private static ScheduledExecutorService scheduler;
+
+  @BeforeAll
+  static void startBroker() throws Exception {
+    dir = Files.createTempDirectory("jakri-mqtt-it");
+    broker = Mosquitto.start(dir);
+    Path plugins = Files.createDirectories(dir.resolve("plugins"));
+    plugin = PluginJar.loadPackaged(plugins);
+    scheduler = Executors.newScheduledThreadPool(2);
+  }
+
+  @AfterAll
+  static void stopBroker() throws Exception {
+    if (plugin != null) {
+      plugin.close();
+    }
+    if (scheduler != null) {
+      scheduler.shutdownNow();
+    }
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  private static Discovery start(String name, String details, RecordingListener listener)
+      throws Exception {
+    return plugin
+        .handler()
+        .start(new DiscoveryContext(name, "node-a", details, Map.of(), scheduler), listener);
+  }
+
+  private static Optional<DiscoveredDevice> device(RecordingListener listener, String id) {
+    return listener.last().flatMap(l -> l.stream().filter(d -> d.id().equals(id)).findFirst());
+  }
+
+  @Test
+  void homeAssistantAnnounceUpdateAndRemove() throws Exception {
+    String topic = "ha1/sensor/kitchen/temp/config";
+    RecordingListener listener = new RecordingListener();
+    try (Discovery discovery =
+        start("ha", "brokers: [" + broker.url() + "]\nprefix: ha1\ngracePeriod: 1m", listener)) {
+      broker.retain(
+          topic,
+          """
+          {"name": "Kitchen temperature", "uniq_id": "kitchen-temp-1", "~": "kitchen/temp",
+           "stat_t": "~/state", "dev": {"name": "Kitchen", "mf": "Acme", "mdl": "T1", "sw": "1.0"}}
+          """);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> device(listener, "kitchen-temp-1").isPresent());
+      DiscoveredDevice d = device(listener, "kitchen-temp-1").get();
+      assertThat(d.shared()).isTrue();
+      assertThat(d.properties())
+          .containsEntry("MQTT_BROKER", broker.url())
+          .containsEntry("MQTT_TOPIC", topic)
+          .containsEntry("MQTT_COMPONENT", "sensor")
+          .containsEntry("MQTT_NODE_ID", "kitchen")
+          .containsEntry("MQTT_OBJECT_ID", "temp")
+          .containsEntry("MQTT_NAME", "Kitchen temperature")
+          .containsEntry("MQTT_DEVICE_NAME", "Kitchen")
+          .containsEntry("MQTT_MANUFACTURER", "Acme")
+          .containsEntry("MQTT_MODEL", "T1")
+          .containsEntry("MQTT_SW_VERSION", "1.0")
+          .containsEntry("MQTT_STATE_TOPIC", "kitchen/temp/state");
+
+      broker.retain(
+          topic,
+          """
+          {"name": "Kitchen temperature", "unique_id": "kitchen-temp-1",
+           "device": {"name": "Kitchen", "manufacturer": "Acme", "model": "T1",
+                      "sw_version": "2.0"}}
+          """);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  device(listener, "kitchen-temp-1")
+                      .map(x -> "2.0".equals(x.properties().get("MQTT_SW_VERSION")))
+                      .orElse(false));
+
+      broker.retain(topic, "");
+      await().atMost(Duration.ofSeconds(10)).until(() -> listener.lastIds().isEmpty());
+      assertThat(listener.failures()).isEmpty();
+    }
+  }
+
+  @Test
+  void retainedAnnouncementsPublishedBeforeStartAreFound() throws Exception {
+    broker.retain("ha2/light/lamp/config", "{\"unique_id\": \"lamp\", \"cmd_t\": \"lamp/set\"}");
+    broker.retain("ha2/switch/pump/config", "{\"unique_id\": \"pump\"}");
+    RecordingListener listener = new RecordingListener();
+    try (Discovery discovery =
+        start(
+            "ha2", "brokers: [" + broker.url() + "]\nprefix: ha2\ncomponents: [light]", listener)) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> listener.lastIds().contains("lamp"));
+      assertThat(listener.lastIds()).containsExactly("lamp");
+      assertThat(device(listener, "lamp").get().properties())
+          .containsEntry("MQTT_COMMAND_TOPIC", "lamp/set");
+    } finally {
+      broker.retain("ha2/light/lamp/config", "");
+      broker.retain("ha2/switch/pump/config", "");
+    }
+  }
+
+  @Test
+  void genericModeReadsIdAndPropertiesByJsonPointer() throws Exception {
+    RecordingListener listener = new RecordingListener();
+    String details =
+        """
+        brokers: [%s]
+        mode: generic
+        topics: [gen/+/info]
+        id: /serial
+        properties: {MQTT_FIRMWARE: /fw/version, MQTT_MODEL: /model}
+        models: [M2]
+        """
+            .formatted(broker.url());
+    try (Discovery discovery = start("gen", details, listener)) {
+      broker.retain(
+          "gen/a/info",
+          "{\"serial\": \"SN-1\", \"fw\": {\"version\": \"3.1\"}, \"model\": \"M2\"}");
+      broker.retain("gen/b/info", "{\"serial\": \"SN-2\", \"model\": \"M3\"}");
+      await().atMost(Duration.ofSeconds(10)).until(() -> listener.lastIds().contains("SN-1"));
+      assertThat(device(listener, "SN-1").get().properties())
+          .containsEntry("MQTT_FIRMWARE", "3.1")
+          .containsEntry("MQTT_TOPIC", "gen/a/info");
+      broker.retain("gen/a/info", "");
+      await().atMost(Duration.ofSeconds(10)).until(() -> listener.lastIds().isEmpty());
+    } finally {
+      broker.retain("gen/b/info", "");
+    }
+  }
+
+  /**
+   * Announce → device reported, by the handler (through the plugin jar) and by a bare Paho client
+   * subscribed to the same topic (the floor). Logs {@code MQTT_TIMING}.
+   */
+  @Test
+  void timingAgainstABarePahoClient() throws Exception {
+    int rounds = 15;
+    List<Long> handler = new ArrayList<>();
+    List<Long> bare = new ArrayList<>();
+    RecordingListener listener = new RecordingListener();
+    MqttClient client = new MqttClient(broker.url(), "bench-floor", new MemoryPersistence());
+    List<String> arrived = Collections.synchronizedList(new ArrayList<>());
+    client.connect(new MqttConnectOptions());
+    client.subscribe(
+        "bench/+/+/config",
+        1,
+        (topic, message) -> {
+          if (message.getPayload().length > 0) {
+            arrived.add(topic);
+          }
+        });
+    try (Discovery discovery =
+        start("bench", "brokers: [" + broker.url() + "]\nprefix: bench", listener)) {
+      for (int i = 0; i < rounds; i++) {
+        String id = "b" + i;
+        String topic = "bench/sensor/" + id + "/config";
+        long begin = System.nanoTime();
+        broker.retain(topic, "{\"unique_id\": \"" + id + "\"}");
+        long[] seen = new long[2];
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .pollInterval(Duration.ofMillis(1))
+            .until(
+                () -> {
+                  if (seen[0] == 0 && listener.lastIds().contains(id)) {
+                    seen[0] = System.nanoTime();
+                  }
+                  if (seen[1] == 0 && arrived.contains(topic)) {
+                    seen[1] = System.nanoTime();
+                  }
+                  return seen[0] != 0 && seen[1] != 0;
+                });
+        handler.add(TimeUnit.NANOSECONDS.toMicros(seen[0] - begin));
+        bare.add(TimeUnit.NANOSECONDS.toMicros(seen[1] - begin));
+      }
+      for (int i = 0; i < rounds; i++) {
+        broker.retain("bench/sensor/b" + i + "/config", "");
+      }
+    } finally {
+      client.disconnect();
+      client.close();
+    }
+    Collections.sort(handler);
+    Collections.sort(bare);
+    System.out.printf(
+        "MQTT_TIMING rounds=%d handler median=%.1f ms p90=%.1f ms; bare paho median=%.1f ms"
+            + " p90=%.1f ms (both include the mosquitto_pub process start)%n",
+        rounds,
+        handler.get(rounds / 2) / 1000.0,
+        handler.get(rounds * 9 / 10) / 1000.0,
+        bare.get(rounds / 2) / 1000.0,
+        bare.get(rounds * 9 / 10) / 1000.0);
+    assertThat(handler).hasSize(rounds);
+  }
+}

@@ -173,6 +173,27 @@ class MqttMosquittoIT {
     }
   }
 
+  @Test
+  void closeEndsPahosThreads() throws Exception {
+    RecordingListener listener = new RecordingListener();
+    Discovery discovery =
+        start("threads", "brokers: [" + broker.url() + "]\nprefix: thr", listener);
+    broker.retain("thr/sensor/t/config", "{\"unique_id\": \"t\"}");
+    await().atMost(Duration.ofSeconds(10)).until(() -> listener.lastIds().contains("t"));
+    assertThat(pahoThreads()).isNotEmpty();
+    discovery.close();
+    await().atMost(Duration.ofSeconds(10)).until(() -> pahoThreads().isEmpty());
+    broker.retain("thr/sensor/t/config", "");
+  }
+
+  /** Paho names its threads "MQTT Rec: <client id>" and so on; ours start with "jakri". */
+  private static List<String> pahoThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .map(Thread::getName)
+        .filter(n -> n.startsWith("MQTT") && n.contains("jakri"))
+        .toList();
+  }
+
   /**
    * Announce → device reported, by the handler (through the plugin jar) and by a bare Paho client
    * subscribed to the same topics (the floor), both timed from just before an in-process Paho

@@ -9,6 +9,7 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assertions;
@@ -23,15 +24,28 @@ final class Mosquitto implements AutoCloseable {
 
   private final Path dir;
   private final int port;
+  private final String scheme;
+  private final List<String> pubArgs;
   private Process process;
 
-  private Mosquitto(Path dir, int port) {
+  private Mosquitto(Path dir, int port, String scheme, List<String> pubArgs) {
     this.dir = dir;
     this.port = port;
+    this.scheme = scheme;
+    this.pubArgs = List.copyOf(pubArgs);
   }
 
   /** Starts a broker or skips (fails under CI) when mosquitto is not installed. */
   static Mosquitto start(Path dir) throws IOException {
+    return start(dir, "allow_anonymous true\n", "tcp", List.of());
+  }
+
+  /**
+   * A broker with {@code config} after its listener line (TLS, passwords), reached as {@code
+   * scheme}, and {@code pubArgs} for every mosquitto_pub call (--cafile, -u, -P).
+   */
+  static Mosquitto start(Path dir, String config, String scheme, List<String> pubArgs)
+      throws IOException {
     String broker = executable("mosquitto");
     String pub = executable("mosquitto_pub");
     if (broker == null || pub == null) {
@@ -46,10 +60,10 @@ final class Mosquitto implements AutoCloseable {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = socket.getLocalPort();
     }
-    Mosquitto m = new Mosquitto(dir, port);
+    Mosquitto m = new Mosquitto(dir, port, scheme, pubArgs);
     Files.writeString(
         dir.resolve("mosquitto.conf"),
-        "listener " + port + " 127.0.0.1\nallow_anonymous true\npersistence false\n");
+        "listener " + port + " 127.0.0.1\npersistence false\n" + config);
     m.run();
     return m;
   }
@@ -88,7 +102,7 @@ final class Mosquitto implements AutoCloseable {
   }
 
   String url() {
-    return "tcp://127.0.0.1:" + port;
+    return scheme + "://127.0.0.1:" + port;
   }
 
   int port() {
@@ -98,8 +112,8 @@ final class Mosquitto implements AutoCloseable {
   /** {@code mosquitto_pub -r}: a retained message; an empty payload clears the topic. */
   void retain(String topic, String payload) throws IOException, InterruptedException {
     List<String> command =
-        payload.isEmpty()
-            ? List.of(
+        new ArrayList<>(
+            List.of(
                 executable("mosquitto_pub"),
                 "-h",
                 "127.0.0.1",
@@ -109,21 +123,9 @@ final class Mosquitto implements AutoCloseable {
                 "1",
                 "-r",
                 "-t",
-                topic,
-                "-n")
-            : List.of(
-                executable("mosquitto_pub"),
-                "-h",
-                "127.0.0.1",
-                "-p",
-                "" + port,
-                "-q",
-                "1",
-                "-r",
-                "-t",
-                topic,
-                "-m",
-                payload);
+                topic));
+    command.addAll(payload.isEmpty() ? List.of("-n") : List.of("-m", payload));
+    command.addAll(pubArgs);
     Process pub = new ProcessBuilder(command).redirectErrorStream(true).start();
     if (!pub.waitFor(10, TimeUnit.SECONDS) || pub.exitValue() != 0) {
       throw new IOException(
@@ -136,7 +138,7 @@ final class Mosquitto implements AutoCloseable {
     stop();
   }
 
-  private static String executable(String name) {
+  static String executable(String name) {
     for (String d : List.of("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin")) {
       Path p = Path.of(d, name);
       if (Files.isExecutable(p)) {

@@ -72,8 +72,8 @@ class ValidatorIT {
                 + file
                 + ": spec.discoveryHandler.name: handler \"bacnet\" is not installed (installed in "
                 + PLUGINS
-                + ": coap, debugEcho, modbus, onvif, opcua, simulated, static, udev, zeroconf);"
-                + " discoveryDetails not checked",
+                + ": coap, debugEcho, modbus, mqtt, onvif, opcua, simulated, static, udev,"
+                + " zeroconf); discoveryDetails not checked",
             file + ": configuration cams is valid (discoveryDetails not checked)");
     assertThat(outcome.code()).isZero();
   }

@@ -45,7 +45,8 @@ class HandlerDetailsFuzzIT {
           "onvif",
           "opcua",
           "coap",
-          "modbus");
+          "modbus",
+          "mqtt");
 
   private static PluginHandlerRegistry registry;
   private static ScheduledExecutorService scheduler;
@@ -75,7 +76,8 @@ class HandlerDetailsFuzzIT {
             "onvif",
             "opcua",
             "coap",
-            "modbus");
+            "modbus",
+            "mqtt");
     List<String> failures = new ArrayList<>();
     int total = 0;
     for (String name : HANDLERS) {

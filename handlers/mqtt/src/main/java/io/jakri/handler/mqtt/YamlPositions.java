@@ -30,13 +30,19 @@ final class YamlPositions {
   /** The positions in {@code yaml}, or the syntax error with its position as the message. */
   static YamlPositions of(String yaml) throws SyntaxError {
     Map<String, Mark> marks = new HashMap<>();
-    if (yaml == null || yaml.isBlank()) {
+    if (yaml == null || yaml.isBlank() || yaml.length() > SafeYaml.MAX_CODE_POINTS) {
+      // Too big: the details parser refuses it in its own words, without a position.
       return new YamlPositions(marks);
     }
     try {
       Node root = SafeYaml.parser(SafeYaml.MAX_CODE_POINTS, 20).compose(new StringReader(yaml));
       if (root != null) {
-        walk("", root, marks, 0);
+        walk(
+            "",
+            root,
+            marks,
+            0,
+            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
       }
     } catch (MarkedYAMLException e) {
       Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
@@ -71,8 +77,14 @@ final class YamlPositions {
     return "(line " + (mark.getLine() + 1) + ", column " + (mark.getColumn() + 1) + ")";
   }
 
-  private static void walk(String path, Node node, Map<String, Mark> marks, int depth) {
-    if (depth > 20) {
+  /** At most this many positions are kept: details are small; an attack is not walked whole. */
+  private static final int MAX_MARKS = 4096;
+
+  private static void walk(
+      String path, Node node, Map<String, Mark> marks, int depth, java.util.Set<Node> seen) {
+    // An alias points at a node already walked (a recursive or billion-laughs anchor would
+    // otherwise be walked once per reference): each node once.
+    if (depth > 20 || marks.size() >= MAX_MARKS || !seen.add(node)) {
       return;
     }
     if (node instanceof MappingNode mapping) {
@@ -80,7 +92,7 @@ final class YamlPositions {
         if (tuple.getKeyNode() instanceof ScalarNode key) {
           String child = path.isEmpty() ? key.getValue() : path + "." + key.getValue();
           marks.putIfAbsent(child, key.getStartMark());
-          walk(child, tuple.getValueNode(), marks, depth + 1);
+          walk(child, tuple.getValueNode(), marks, depth + 1, seen);
         }
       }
     } else if (node instanceof SequenceNode sequence) {
@@ -88,7 +100,7 @@ final class YamlPositions {
         Node item = sequence.getValue().get(i);
         String child = path + "[" + i + "]";
         marks.putIfAbsent(child, item.getStartMark());
-        walk(child, item, marks, depth + 1);
+        walk(child, item, marks, depth + 1, seen);
       }
     }
   }

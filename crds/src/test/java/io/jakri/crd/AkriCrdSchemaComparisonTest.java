@@ -241,6 +241,12 @@ class AkriCrdSchemaComparisonTest {
                       "[\"discoveryHandler\"]",
                       "stricter: a Configuration without a discovery handler discovers nothing")),
               entry(
+                  "schema:.spec.instanceObjects*",
+                  new Difference(
+                      ABSENT,
+                      JAKRI_ONLY,
+                      "jakri's objects per Instance (any allowed kind, rendered by the controller); Akri has no such field")),
+              entry(
                   "schema:.status*",
                   new Difference(
                       ABSENT,

@@ -144,10 +144,10 @@ public final class LocalClaims {
     }
   }
 
-  /** Disowns a slot a claim found named for this node although this node never claimed it. */
-  public void disown(String instance, String slot) {
+  /** Whether this node is giving up {@code slot} right now (between begin and end of release). */
+  public boolean releasing(String instance, String slot) {
     synchronized (lock) {
-      disowned.add(new SlotKey(instance, slot));
+      return releasing.contains(new SlotKey(instance, slot));
     }
   }
 

@@ -270,9 +270,19 @@ public final class NodeResources implements InstanceStore.Listener {
                         "device " + slot + " is in use (" + describe(held) + ")");
                   }
                   if (!claims.grantable(instanceName, slot, held, wanted)) {
-                    if (!(held instanceof SlotUsage.Free)) {
-                      claims.disown(instanceName, slot);
+                    if (claims.releasing(instanceName, slot)) {
+                      // The slot reclaimer is freeing it (no container used it for the grace):
+                      // not a hand edit, so not disowned; granted again once the free is written.
+                      throw new AllocationException(
+                          AllocationException.Reason.BEING_FREED,
+                          "device "
+                              + slot
+                              + " is being freed by node "
+                              + node
+                              + " (no container used it for the reclaim grace); ask again");
                     }
+                    // Not disowned here: this snapshot may be older than a free this node just
+                    // wrote; ClaimKeeper disowns from the store's events, which come in order.
                     // Slot rule 4: the Instance names this node but this node never claimed the
                     // slot (a hand edit or a forged holder): some other node may use it.
                     throw new AllocationException(

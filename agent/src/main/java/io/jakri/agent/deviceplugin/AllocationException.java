@@ -9,6 +9,7 @@ public final class AllocationException extends Exception {
     UNKNOWN_DEVICE,
     UNHEALTHY,
     HELD_ELSEWHERE,
+    BEING_FREED,
     STORE_UNAVAILABLE,
     INVALID_REQUEST
   }

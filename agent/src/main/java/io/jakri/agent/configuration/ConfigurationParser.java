@@ -38,6 +38,9 @@ public final class ConfigurationParser {
   /** The largest gRPC message the kubelet's device-plugin client receives (gRPC's default). */
   public static final int KUBELET_MAX_MESSAGE = 4 * 1024 * 1024;
 
+  /** Deepest nesting of a Configuration file's YAML. */
+  private static final int MAX_NESTING_DEPTH = 40;
+
   /** A DNS-1123 label, as the CRD's rules require (no '.'). */
   private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
 
@@ -95,7 +98,8 @@ public final class ConfigurationParser {
 
   /**
    * The agent's parser: problems of what only the controller uses (the embedded broker and Service
-   * specs, brokerProperties that are not strings) are warnings, so the devices are still served.
+   * specs, brokerProperties that are not strings) are warnings, so the devices are still served;
+   * {@code spec.instanceObjects} is not looked at.
    */
   public ConfigurationParser() {
     this(false);
@@ -104,7 +108,9 @@ public final class ConfigurationParser {
   /**
    * @param strict whether problems the API server would refuse at the controller's create (the
    *     embedded broker and Service specs, brokerProperties that are not strings) are errors, as
-   *     {@code validate} and the admission webhook report them, rather than warnings
+   *     {@code validate} and the admission webhook report them, rather than warnings; and whether
+   *     {@code spec.instanceObjects} is checked (with the line and column of each problem when
+   *     parsed from text)
    */
   public ConfigurationParser(boolean strict) {
     this.strict = strict;
@@ -116,6 +122,8 @@ public final class ConfigurationParser {
     List<String> errors = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     List<Object> documents = new ArrayList<>();
+    // Each document's index in the text, counting empty ones (for its positions).
+    List<Integer> indexes = new ArrayList<>();
     if (text.codePointCount(0, text.length()) > SafeYaml.MAX_CODE_POINTS * 16) {
       errors.add(source + ": file is larger than " + SafeYaml.MAX_CODE_POINTS * 16 + " characters");
       return new Result(configurations, errors, warnings, List.of());
@@ -135,6 +143,7 @@ public final class ConfigurationParser {
         }
         if (doc != null) {
           documents.add(doc);
+          indexes.add(read - 1);
         }
       }
     } catch (MarkedYAMLException e) {
@@ -158,10 +167,17 @@ public final class ConfigurationParser {
     }
     List<String> sources = new ArrayList<>();
     List<HandlerOfInvalid> handlersOfInvalid = new ArrayList<>();
+    YamlPositions positions = new YamlPositions(text, MAX_NESTING_DEPTH);
     for (int i = 0; i < documents.size(); i++) {
       String where = documents.size() == 1 ? source : source + " (document " + (i + 1) + ")";
       try {
-        configurations.add(configuration(where, documents.get(i), warnings, handlersOfInvalid));
+        configurations.add(
+            configuration(
+                where,
+                documents.get(i),
+                positions.document(indexes.get(i)),
+                warnings,
+                handlersOfInvalid));
         sources.add(where);
       } catch (Invalid e) {
         e.problems().forEach(problem -> errors.add(where + ": " + problem));
@@ -184,7 +200,7 @@ public final class ConfigurationParser {
     List<HandlerOfInvalid> handlersOfInvalid = new ArrayList<>();
     try {
       return new Result(
-          List.of(configuration(source, document, warnings, handlersOfInvalid)),
+          List.of(configuration(source, document, YamlPositions.NONE, warnings, handlersOfInvalid)),
           errors,
           warnings,
           List.of(source));
@@ -195,7 +211,11 @@ public final class ConfigurationParser {
   }
 
   private ConfigurationSpec configuration(
-      String where, Object doc, List<String> warnings, List<HandlerOfInvalid> handlersOfInvalid)
+      String where,
+      Object doc,
+      YamlPositions.Document positions,
+      List<String> warnings,
+      List<HandlerOfInvalid> handlersOfInvalid)
       throws Invalid {
     Map<String, Object> root = map(doc, "document");
     String kind = string(root.get("kind"), "kind").orElse("");
@@ -245,9 +265,12 @@ public final class ConfigurationParser {
         || spec.get().get("configurationServiceSpec") != null) {
       controllerProblems.addAll(new EmbeddedSpecs().problems(spec.get()));
     }
-    controllerProblems.addAll(instanceObjectProblems(spec.get().get("instanceObjects")));
     if (strict) {
       problems.addAll(controllerProblems);
+      // The controller's objects per Instance: validate and the webhook check them; the agent has
+      // no business with them and neither reads nor warns of them (the controller reports a
+      // template it cannot render in the Configuration's BrokersReady condition).
+      problems.addAll(instanceObjectProblems(spec.get().get("instanceObjects"), positions));
     } else {
       controllerProblems.forEach(
           p -> warnings.add(where + ": " + p + " (the controller's broker or Service will fail)"));
@@ -278,14 +301,21 @@ public final class ConfigurationParser {
   /**
    * The problems of {@code spec.instanceObjects} (the controller's objects per Instance): not a
    * list, an entry that is not an object, and what {@link InstanceObjectPlaceholders#check} finds
-   * (placeholders, names, fields the controller sets, duplicates), each naming its path.
+   * (a missing apiVersion or kind, placeholders, names, fields the controller sets, duplicates),
+   * each as {@code <path> (line L, column C): <problem>}, the position that of the field or of its
+   * nearest parent in the file (none for a document not read from text).
    */
-  static List<String> instanceObjectProblems(Object value) {
+  static List<String> instanceObjectProblems(Object value, YamlPositions.Document positions) {
+    String field = "spec.instanceObjects";
     if (value == null) {
       return List.of();
     }
     if (!(value instanceof List<?> list)) {
-      return List.of("spec.instanceObjects must be a list of Kubernetes manifests");
+      return List.of(
+          field
+              + positions.at(field)
+              + ": must be a list of Kubernetes manifests, not "
+              + shape(value));
     }
     List<Map<String, Object>> templates = new ArrayList<>();
     for (Object o : list) {
@@ -295,14 +325,20 @@ public final class ConfigurationParser {
     }
     return InstanceObjectPlaceholders.check(templates).stream()
         .map(
-            p ->
-                "spec.instanceObjects["
-                    + p.index()
-                    + "]"
-                    + (p.path().isEmpty() ? "" : "." + p.path())
-                    + ": "
-                    + p.message())
+            p -> {
+              String path =
+                  field + "[" + p.index() + "]" + (p.path().isEmpty() ? "" : "." + p.path());
+              return path + positions.at(path) + ": " + p.message();
+            })
         .toList();
+  }
+
+  /** What a value of the wrong shape is, for messages. */
+  private static String shape(Object value) {
+    if (value instanceof Map) {
+      return "a mapping";
+    }
+    return value instanceof String ? "a string" : String.valueOf(value);
   }
 
   /**
@@ -363,7 +399,7 @@ public final class ConfigurationParser {
   }
 
   private static Yaml yaml() {
-    return SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, 40);
+    return SafeYaml.parser(SafeYaml.MAX_CODE_POINTS * 16, MAX_NESTING_DEPTH);
   }
 
   /** "line 3, column 5: <problem>" for a YAML syntax error (SnakeYAML counts from 0). */

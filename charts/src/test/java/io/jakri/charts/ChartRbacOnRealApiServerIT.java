@@ -213,6 +213,44 @@ class ChartRbacOnRealApiServerIT {
     proveExactly(api, chart, release, "jakri-controller", controllerGrants(List.of()), scopes);
   }
 
+  /**
+   * controller.instanceObjects.resources adds, cluster-wide, exactly one rule per API group for the
+   * listed kinds, and nothing else: the controller may create a listed kind, not an unlisted one.
+   */
+  @Test
+  void instanceObjectsAddTheListedKindsOnly(RealApiServer api) throws IOException {
+    String release = api.namespace("rbac-objects");
+    String outside = api.namespace("rbac-outside");
+    RenderedChart chart =
+        applyRbac(
+            api,
+            release,
+            List.of(
+                "controller.instanceObjects.resources[0]", "configmaps",
+                "controller.instanceObjects.resources[1]", "deployments.apps",
+                "controller.instanceObjects.resources[2]", "widgets.example.com"));
+
+    List<String> verbs = List.of("get", "list", "watch", "create", "patch", "delete");
+    List<Grant> controller = new ArrayList<>(controllerGrants(List.of()));
+    controller.add(
+        new Grant(
+            "",
+            List.of(
+                new Rule(verbs, List.of(""), List.of("configmaps")),
+                new Rule(verbs, List.of("apps"), List.of("deployments")),
+                new Rule(verbs, List.of("example.com"), List.of("widgets")))));
+    proveExactly(
+        api, chart, release, "jakri-controller", controller, List.of("", release, outside));
+
+    KubernetesClient asController = api.serviceAccountClient(release, "jakri-controller");
+    assertThat(allowed(asController, access("create", "", "configmaps", outside)))
+        .as("create configmaps (listed)")
+        .isTrue();
+    assertThat(allowed(asController, access("create", "", "secrets", outside)))
+        .as("create secrets (not listed)")
+        .isFalse();
+  }
+
   private static List<Grant> controllerGrants(List<String> watched) throws IOException {
     List<Grant> grants = new ArrayList<>();
     grants.add(new Grant("", canonical(CONTROLLER, "ClusterRole", "jakri-controller-nodes")));

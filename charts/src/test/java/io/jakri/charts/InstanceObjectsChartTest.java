@@ -82,8 +82,34 @@ class InstanceObjectsChartTest {
     assertThatThrownBy(
             () ->
                 ValuesSchemaTest.template()
+                    .set("controller.instanceObjects.resources[0]", "")
+                    .call())
+        .hasMessageContaining("values don't meet the specifications of the schema")
+        .hasMessageContaining("at '/controller/instanceObjects/resources/0'");
+    assertThatThrownBy(
+            () ->
+                ValuesSchemaTest.template()
+                    .set("controller.instanceObjects.resources[0]", "configmaps")
+                    .set("controller.instanceObjects.resources[1]", "configmaps")
+                    .call())
+        .hasMessageContaining("at '/controller/instanceObjects/resources'");
+    assertThatThrownBy(
+            () ->
+                ValuesSchemaTest.template()
                     .set("controller.instanceObjects.resource[0]", "configmaps")
                     .call())
         .hasMessageContaining("additional properties 'resource' not allowed");
+  }
+
+  /** A listed kind may be cluster-scoped, so watchNamespaces does not narrow this role. */
+  @Test
+  void withWatchNamespacesTheRoleStaysClusterWide() {
+    RenderedChart chart =
+        WebhookChartTest.render(
+            "controller.instanceObjects.resources[0]=configmaps", "watchNamespaces[0]=team-a");
+    assertThat(get(chart.one("ClusterRole", ROLE), "rules", 0, "resources"))
+        .isEqualTo(List.of("configmaps"));
+    assertThat(get(chart.one("ClusterRoleBinding", ROLE), "roleRef", "kind"))
+        .isEqualTo("ClusterRole");
   }
 }

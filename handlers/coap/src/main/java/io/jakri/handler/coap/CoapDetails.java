@@ -288,16 +288,9 @@ public record CoapDetails(
     return list;
   }
 
-  /** " at line L, column C" of a YAML syntax error (SnakeYAML counts from 0), or "". */
+  /** " at line L, column C" of a YAML syntax error, or "". */
   private static String where(InvalidDetailsException e) {
-    if (e.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException marked) {
-      org.yaml.snakeyaml.error.Mark mark =
-          marked.getProblemMark() != null ? marked.getProblemMark() : marked.getContextMark();
-      if (mark != null) {
-        return " at line " + (mark.getLine() + 1) + ", column " + (mark.getColumn() + 1);
-      }
-    }
-    return "";
+    return io.jakri.handler.YamlMarks.syntaxError(e).map(s -> " at " + s.lineColumn()).orElse("");
   }
 
   static String shorten(String s) {

@@ -325,28 +325,9 @@ record ModbusDetails(
    * only when it is small enough for SafeYaml to have read it at all.
    */
   static String syntaxPosition(String yaml) {
-    if (yaml == null || yaml.length() > 64 * 1024) {
-      return "";
-    }
-    try {
-      for (var ignored : new org.yaml.snakeyaml.Yaml().parse(new java.io.StringReader(yaml))) {
-        // walk every event to the first error
-      }
-    } catch (org.yaml.snakeyaml.error.MarkedYAMLException e) {
-      var mark = e.getProblemMark();
-      if (mark != null) {
-        return " (line "
-            + (mark.getLine() + 1)
-            + ", column "
-            + (mark.getColumn() + 1)
-            + ": "
-            + e.getProblem()
-            + ")";
-      }
-    } catch (RuntimeException e) {
-      return "";
-    }
-    return "";
+    return io.jakri.handler.YamlMarks.firstSyntaxError(yaml)
+        .map(e -> " (" + e.lineColumn() + ": " + e.problem() + ")")
+        .orElse("");
   }
 
   private static String shorten(String s) {

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.jakri.controller.objects.KindDiscovery;
 import io.jakri.controller.reconcile.ClusterCache;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Instance;
@@ -45,6 +46,7 @@ public final class AllNamespaces implements AutoCloseable {
   private final ExecutorService workers;
   private final ScheduledExecutorService scheduler;
   private final RandomGenerator random;
+  private final KindDiscovery kinds;
   private final Map<String, Controller> controllers = new ConcurrentHashMap<>();
   private final List<SharedIndexInformer<?>> finders = new ArrayList<>();
   private volatile String lastFailure;
@@ -70,6 +72,12 @@ public final class AllNamespaces implements AutoCloseable {
     this.workers = workers;
     this.scheduler = scheduler;
     this.random = random;
+    this.kinds = new KindDiscovery(client, options.instanceObjectResources());
+  }
+
+  /** The instance-object kinds every namespace's controller shares (and the webhook with them). */
+  public KindDiscovery kinds() {
+    return kinds;
   }
 
   /**
@@ -168,7 +176,8 @@ public final class AllNamespaces implements AutoCloseable {
         namespace,
         ns -> {
           LOG.info("namespace {}: reconciling its Instances' brokers", ns);
-          return new Controller(client, options.inNamespace(ns), clock, workers, scheduler, random);
+          return new Controller(
+              client, options.inNamespace(ns), kinds, clock, workers, scheduler, random);
         });
   }
 

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.jakri.controller.broker.BrokerTemplates;
 import io.jakri.controller.objects.InstanceObjects;
+import io.jakri.controller.objects.KindDiscovery;
 import io.jakri.controller.objects.ObjectKinds;
 import io.jakri.controller.queue.Backoff;
 import io.jakri.controller.queue.WorkQueue;
@@ -46,7 +47,7 @@ public final class Controller implements AutoCloseable {
   static final Duration DISCOVERY_RETRY = Duration.ofSeconds(2);
 
   // Set once, before the caches start (and so before any worker runs); read by the reconcilers.
-  private volatile ObjectKinds kinds = ObjectKinds.none();
+  private final KindDiscovery kindDiscovery;
   private volatile boolean closed;
 
   /**
@@ -61,6 +62,29 @@ public final class Controller implements AutoCloseable {
       ExecutorService workers,
       ScheduledExecutorService scheduler,
       RandomGenerator random) {
+    this(
+        client,
+        options,
+        new KindDiscovery(client, options.instanceObjectResources()),
+        clock,
+        workers,
+        scheduler,
+        random);
+  }
+
+  /**
+   * A controller of one namespace whose instance-object kinds come from {@code kinds}, shared with
+   * the other namespaces' controllers and the webhook.
+   */
+  public Controller(
+      KubernetesClient client,
+      ControllerOptions options,
+      KindDiscovery kinds,
+      Clock clock,
+      ExecutorService workers,
+      ScheduledExecutorService scheduler,
+      RandomGenerator random) {
+    this.kindDiscovery = kinds;
     this.options = options;
     this.workers = workers;
     this.scheduler = scheduler;
@@ -69,7 +93,10 @@ public final class Controller implements AutoCloseable {
     this.cache = new ClusterCache(client, ns, options.resync(), inFlight);
     BrokerTemplates templates = new BrokerTemplates(client.getKubernetesSerialization());
     this.client = client;
-    InstanceObjects objects = new InstanceObjects(client.getKubernetesSerialization(), () -> kinds);
+    InstanceObjects objects =
+        new InstanceObjects(
+            client.getKubernetesSerialization(),
+            () -> kindDiscovery.resolved().orElse(ObjectKinds.none()));
     Rejections rejections = new Rejections();
     EventRecorder events = new EventRecorder(client, ns, clock);
     NodeHealth nodeHealth = new NodeHealth(cache::node, options.nodeGrace());
@@ -145,14 +172,14 @@ public final class Controller implements AutoCloseable {
   }
 
   /**
-   * The kinds instance objects may be, resolved with the API server's discovery; retried every
-   * {@link #DISCOVERY_RETRY} (one WARN line each) while the server cannot be reached. Completes at
-   * once when no kind is allowed.
+   * The kinds instance objects may be, resolved with the API server's discovery (once per process,
+   * see {@link KindDiscovery}); retried every {@link #DISCOVERY_RETRY} (one WARN line each) while
+   * the server cannot be reached. Completes at once when no kind is allowed.
    */
   private CompletableFuture<ObjectKinds> resolveKinds() {
     CompletableFuture<ObjectKinds> done = new CompletableFuture<>();
-    if (options.instanceObjectResources().isEmpty()) {
-      done.complete(kinds);
+    if (kindDiscovery.none()) {
+      done.complete(ObjectKinds.none());
       return done;
     }
     Runnable attempt =
@@ -164,8 +191,7 @@ public final class Controller implements AutoCloseable {
               return;
             }
             try {
-              kinds = ObjectKinds.resolve(client, options.instanceObjectResources());
-              done.complete(kinds);
+              done.complete(kindDiscovery.resolve());
             } catch (KubernetesClientException e) {
               LOG.warn(
                   "discovery of --instance-object-resources failed, retrying: {}",

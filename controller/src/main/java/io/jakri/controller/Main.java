@@ -312,7 +312,7 @@ public final class Main implements Callable<Integer> {
                 pluginsDir(),
                 client,
                 webhookConfiguration,
-                objectResources,
+                controller.kinds(),
                 scheduler);
         List<String> jars = admission.review().pluginJars();
         log.info(

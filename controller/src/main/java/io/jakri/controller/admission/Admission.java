@@ -3,7 +3,7 @@ package io.jakri.controller.admission;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.validate.ConfigurationReview;
-import io.jakri.controller.objects.AllowedResource;
+import io.jakri.controller.objects.KindDiscovery;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -36,9 +36,9 @@ public record Admission(
       Path pluginsDir,
       KubernetesClient client,
       String webhookConfiguration,
-      List<AllowedResource> instanceObjectResources,
+      KindDiscovery instanceObjectKinds,
       ScheduledExecutorService scheduler) {
-    ObjectKindWarnings kindWarnings = new ObjectKindWarnings(client, instanceObjectResources);
+    ObjectKindWarnings kindWarnings = new ObjectKindWarnings(instanceObjectKinds);
     ConfigurationReview review =
         new ConfigurationReview(pluginsDir, Safeguards.DEFAULT_CLASS_DOMAINS, HANDLER_TIMEOUT);
     AdmissionServer server;

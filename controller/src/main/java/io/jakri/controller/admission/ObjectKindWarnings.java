@@ -1,8 +1,7 @@
 package io.jakri.controller.admission;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.jakri.controller.objects.AllowedResource;
+import io.jakri.controller.objects.KindDiscovery;
 import io.jakri.controller.objects.ObjectKinds;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,18 +12,16 @@ import java.util.Optional;
  * The webhook's warnings about {@code spec.instanceObjects} of kinds this controller may not create
  * ({@code --instance-object-resources}): allowed in the Configuration (the operator may allow the
  * kind later), but said at {@code kubectl apply} rather than only in the status afterwards. The
- * kinds are resolved with the API server's discovery at the first Configuration that has instance
- * objects, and again after a failed attempt. Thread-safe.
+ * kinds are the controller's ({@link KindDiscovery}): resolved at the first Configuration that has
+ * instance objects unless the controller did so already, and again after a failed attempt.
+ * Thread-safe.
  */
 final class ObjectKindWarnings {
 
-  private final KubernetesClient client;
-  private final List<AllowedResource> allowed;
-  private volatile ObjectKinds kinds;
+  private final KindDiscovery kinds;
 
-  ObjectKindWarnings(KubernetesClient client, List<AllowedResource> allowed) {
-    this.client = client;
-    this.allowed = List.copyOf(allowed);
+  ObjectKindWarnings(KindDiscovery kinds) {
+    this.kinds = kinds;
   }
 
   /** One warning per template of a kind that would be refused; none when discovery fails. */
@@ -59,15 +56,10 @@ final class ObjectKindWarnings {
   }
 
   private Optional<ObjectKinds> kinds() {
-    ObjectKinds k = kinds;
-    if (k == null) {
-      try {
-        k = allowed.isEmpty() ? ObjectKinds.none() : ObjectKinds.resolve(client, allowed);
-        kinds = k;
-      } catch (KubernetesClientException e) {
-        return Optional.empty();
-      }
+    try {
+      return Optional.of(kinds.resolve());
+    } catch (KubernetesClientException e) {
+      return Optional.empty();
     }
-    return Optional.of(k);
   }
 }

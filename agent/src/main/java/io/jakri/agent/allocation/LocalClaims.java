@@ -1,6 +1,7 @@
 package io.jakri.agent.allocation;
 
 import io.jakri.crd.SlotUsage;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -152,6 +153,26 @@ public final class LocalClaims {
   }
 
   /**
+   * Waits up to {@code timeout} until this node gives up none of {@code slots} any more (a release
+   * under way ends with its write). Returns whether none is being released now.
+   */
+  public boolean awaitReleased(
+      String instance, java.util.Collection<String> slots, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (lock) {
+      while (slots.stream().anyMatch(s -> releasing.contains(new SlotKey(instance, s)))) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(lock, left);
+      }
+      return true;
+    }
+  }
+
+  /**
    * Whether the store showed {@code slot} held by this node although this node never claimed it.
    */
   public boolean disowned(String instance, String slot) {
@@ -198,6 +219,7 @@ public final class LocalClaims {
       if (stillHeld != null && stillHeld.heldBy(node)) {
         news = put(instance, slot, stillHeld);
       }
+      lock.notifyAll(); // awaitReleased
     }
     told(news, instance);
   }

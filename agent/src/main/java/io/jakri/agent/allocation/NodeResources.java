@@ -32,6 +32,13 @@ public final class NodeResources implements InstanceStore.Listener {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodeResources.class);
 
+  /**
+   * How long an Allocate waits for this node's own release of a slot it asks for (one Instance
+   * write) before it is refused as {@code BEING_FREED}: well within the kubelet's Allocate
+   * deadline.
+   */
+  static final java.time.Duration RELEASE_WAIT = java.time.Duration.ofSeconds(2);
+
   private final String node;
   private final InstanceUpdates updates;
   private final Advertiser plugins;
@@ -240,6 +247,15 @@ public final class NodeResources implements InstanceStore.Listener {
     int[] attempts = {0};
     boolean lastLost = false;
     boolean granted = false;
+    // A slot this node's reclaimer is freeing right now (no container used it for the grace) is
+    // free once that write lands: wait for it rather than refuse the kubelet.
+    try {
+      claims.awaitReleased(instanceName, slots, RELEASE_WAIT);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AllocationException(
+          AllocationException.Reason.BEING_FREED, "interrupted while device(s) were being freed");
+    }
     for (String slot : slots) {
       claims.claiming(instanceName, slot, usageFor.apply(slot));
     }

@@ -1,7 +1,5 @@
 package io.jakri.handler.mqtt;
 
-import io.jakri.handler.InvalidDetailsException;
-import io.jakri.handler.SafeYaml;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -14,8 +12,8 @@ import java.util.regex.Pattern;
 
 /**
  * Turns one MQTT message into an {@link Announcement}. Payloads are hostile: size-checked before
- * decoding, strict UTF-8, parsed by {@link SafeYaml} (JSON is YAML; no tags, bounded aliases and
- * depth), and every value through {@link Properties#value}. Pure and thread-safe.
+ * decoding, strict UTF-8, read as strict JSON by {@link StrictJson} (bounded depth and lengths, no
+ * duplicate keys), and every value through {@link Properties#value}. Pure and thread-safe.
  */
 final class AnnouncementReader {
 
@@ -24,10 +22,12 @@ final class AnnouncementReader {
   private final Mode mode;
   private final int maxPayloadBytes;
   private final Pattern haTopic;
+  private final StrictJson json;
 
   AnnouncementReader(Mode mode, int maxPayloadBytes) {
     this.mode = mode;
     this.maxPayloadBytes = maxPayloadBytes;
+    this.json = new StrictJson(maxPayloadBytes);
     this.haTopic =
         mode instanceof Mode.HomeAssistant ha
             ? Pattern.compile(
@@ -68,20 +68,20 @@ final class AnnouncementReader {
     }
     Object document;
     try {
-      document = SafeYaml.load(text);
-    } catch (InvalidDetailsException e) {
+      document = json.read(text);
+    } catch (StrictJson.Malformed e) {
       return new Announcement.Rejected(topic, Announcement.Reason.MALFORMED);
     }
-    if (!(document instanceof Map<?, ?> json)) {
+    if (!(document instanceof Map<?, ?> object)) {
       return new Announcement.Rejected(topic, Announcement.Reason.NOT_AN_OBJECT);
     }
     Map<String, String> properties = new LinkedHashMap<>();
     properties.put(Properties.BROKER, broker);
     properties.put(Properties.TOPIC, topic);
     if (mode instanceof Mode.Generic generic) {
-      return generic(topic, generic, json, properties);
+      return generic(topic, generic, object, properties);
     }
-    return homeAssistant(topic, ha, json, properties);
+    return homeAssistant(topic, ha, object, properties);
   }
 
   private static Announcement homeAssistant(

@@ -125,4 +125,45 @@ class AnnouncementReaderTest {
     assertThat(p.properties()).doesNotContainKeys("MQTT_NAME", "MQTT_MODEL", "MQTT_MANUFACTURER");
     assertThat(Properties.value("ok")).isEqualTo(Optional.of("ok"));
   }
+
+  @Test
+  void payloadsThatAreYamlOrNotExactlyOneJsonValueAreMalformed() {
+    AnnouncementReader reader =
+        new AnnouncementReader(new Mode.HomeAssistant("homeassistant"), 4096);
+    String topic = "homeassistant/sensor/t1/config";
+    for (String payload :
+        List.of(
+            "{unique_id: t1}", // YAML flow mapping: unquoted key
+            "unique_id: t1\nname: x", // YAML block mapping
+            "{'unique_id': 't1'}", // single quotes
+            "{\"unique_id\": \"t1\"} {}", // text after the value
+            "{\"unique_id\": \"t1\", \"unique_id\": \"t2\"}", // duplicate key
+            "{\"a\": 1 /* comment */}",
+            "{\"a\": &x [1], \"b\": *x}", // YAML anchors
+            "[".repeat(StrictJson.MAX_DEPTH + 1) + "]".repeat(StrictJson.MAX_DEPTH + 1),
+            "{\"n\": " + "9".repeat(StrictJson.MAX_NUMBER_CHARS + 1) + "}")) {
+      assertThat(reader.read(topic, payload.getBytes(StandardCharsets.UTF_8), "tcp://b:1883"))
+          .as(payload)
+          .isEqualTo(new Announcement.Rejected(topic, Announcement.Reason.MALFORMED));
+    }
+  }
+
+  @Test
+  void strictJsonKeepsNumbersBooleansAndNestedObjects() {
+    AnnouncementReader reader =
+        new AnnouncementReader(new Mode.HomeAssistant("homeassistant"), 4096);
+    String topic = "homeassistant/sensor/t1/config";
+    String payload =
+        "{\"uniq_id\": 42, \"name\": \"T\\u00e9\", \"dev\": {\"mf\": \"Acme\", \"mdl\": 3.5,"
+            + " \"sw\": true}, \"extra\": [null, {}]}";
+    Announcement a = reader.read(topic, payload.getBytes(StandardCharsets.UTF_8), "tcp://b:1883");
+    assertThat(a).isInstanceOf(Announcement.Present.class);
+    Announcement.Present p = (Announcement.Present) a;
+    assertThat(p.id()).isEqualTo("42");
+    assertThat(p.properties())
+        .containsEntry(Properties.NAME, "T\u00e9")
+        .containsEntry(Properties.MANUFACTURER, "Acme")
+        .containsEntry(Properties.MODEL, "3.5")
+        .containsEntry(Properties.SW_VERSION, "true");
+  }
 }

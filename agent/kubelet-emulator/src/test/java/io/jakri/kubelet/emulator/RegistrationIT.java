@@ -55,8 +55,13 @@ class RegistrationIT {
     assertThat(fx.emulator.registeredResources()).containsExactly(RESOURCE);
     assertThat(fx.emulator.registrations()).isEqualTo(1);
     assertThat(fx.emulator.devices("akri.sh/unknown")).isEmpty();
-    assertThat(fx.events.of("registered"))
-        .containsExactly("registered " + RESOURCE + " video.sock");
+    // Listener events are delivered after the state they describe is visible: awaited.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(fx.events.of("registered"))
+                    .containsExactly("registered " + RESOURCE + " video.sock"));
   }
 
   @Test
@@ -106,7 +111,9 @@ class RegistrationIT {
     assertThat(plugin.calls).isEmpty();
     assertThat(fx.emulator.capacity()).isEmpty();
     assertThat(fx.emulator.registrations()).isZero();
-    assertThat(fx.events.of("registrationRejected")).hasSize(1);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(fx.events.of("registrationRejected")).hasSize(1));
   }
 
   @ParameterizedTest

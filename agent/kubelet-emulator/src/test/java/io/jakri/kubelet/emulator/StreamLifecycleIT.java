@@ -53,7 +53,8 @@ class StreamLifecycleIT {
     await().atMost(WAIT).until(() -> fx.emulator.capacity().get(RESOURCE) == 1L);
     assertThat(fx.emulator.devices(RESOURCE)).containsExactly(Map.entry("c", "Healthy"));
     assertThat(fx.emulator.allocatable()).containsEntry(RESOURCE, 1L);
-    assertThat(fx.events.of("snapshot")).hasSize(3);
+    // Listener events are delivered after the state they describe is visible: awaited.
+    await().atMost(WAIT).untilAsserted(() -> assertThat(fx.events.of("snapshot")).hasSize(3));
   }
 
   @Test
@@ -93,8 +94,12 @@ class StreamLifecycleIT {
     await().atMost(WAIT).until(() -> fx.emulator.capacity().get(RESOURCE) == 0L);
     assertThat(fx.emulator.capacity()).containsExactly(Map.entry(RESOURCE, 0L));
     assertThat(fx.emulator.allocatable()).containsExactly(Map.entry(RESOURCE, 0L));
-    assertThat(fx.events.events)
-        .containsSubsequence("streamEnded " + RESOURCE, "resourceDropped " + RESOURCE);
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () ->
+                assertThat(fx.events.events)
+                    .containsSubsequence("streamEnded " + RESOURCE, "resourceDropped " + RESOURCE));
     // The kubelet never redials: the plugin saw exactly one ListAndWatch.
     assertThat(plugin.callsOf("ListAndWatch")).isEqualTo(1);
   }
@@ -144,7 +149,11 @@ class StreamLifecycleIT {
     assertThat(emulator.registeredResources()).isEmpty();
     assertThat(emulator.capacity()).containsExactly(Map.entry(RESOURCE, 0L));
     assertThat(emulator.pods()).hasSize(1);
-    assertThat(fx.events.of("streamEnded")).containsExactly("streamEnded " + RESOURCE);
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () ->
+                assertThat(fx.events.of("streamEnded")).containsExactly("streamEnded " + RESOURCE));
     stray.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
 
     // The plugin notices, serves again and registers again.

@@ -46,7 +46,7 @@ public final class Controller implements AutoCloseable {
   /** How long to wait before asking the API server's discovery again. */
   static final Duration DISCOVERY_RETRY = Duration.ofSeconds(2);
 
-  // Set once, before the caches start (and so before any worker runs); read by the reconcilers.
+  // Resolved before the caches start (and so before any worker runs); read by the reconcilers.
   private final KindDiscovery kindDiscovery;
   private volatile boolean closed;
 

@@ -7,6 +7,7 @@ import static io.jakri.agent.configuration.Invalid.attempt;
 
 import io.jakri.crd.InstanceObjectPlaceholders;
 import io.jakri.handler.SafeYaml;
+import io.jakri.handler.YamlMarks;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -412,11 +413,6 @@ public final class ConfigurationParser {
     if (mark == null) {
       return firstLine(problem);
     }
-    return "line "
-        + (mark.getLine() + 1)
-        + ", column "
-        + (mark.getColumn() + 1)
-        + ": "
-        + firstLine(problem);
+    return YamlMarks.lineColumn(mark) + ": " + firstLine(problem);
   }
 }

@@ -2,8 +2,8 @@
 # Runs the jakri benchmark suite from the repository root: builds the jars unless they exist
 # (or --build is given), then prints the table and the BENCH lines. Extra arguments go to
 # io.jakri.bench.Bench (--quick, --runs N, --sizes 1000,5000, --agent-jvm "FLAGS", --keep,
-# --only idle,cluster,writes,fair,zeroconf,udev,opcua,controller,scale,floor,shutdown,
-# slowkubelet).
+# --only idle,cluster,writes,fair,zeroconf,mqtt,coap,modbus,udev,opcua,opcua-silent,controller,
+# scale,floor,shutdown,slowkubelet).
 set -eu
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--build" ] || [ ! -f agent/target/jakri-agent.jar ] || [ ! -f bench/target/jakri-bench.jar ] || [ ! -d bench/target/lib ]; then

@@ -38,8 +38,8 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code Bench [--quick] [--runs N] [--sizes 1000,5000,10000] [--agent-jar PATH]
  * [--plugins DIR] [--agent-jvm "FLAGS"] [--agent-env K=V] [--no-cds] [--only
- * idle,cluster,writes,fair,zeroconf,udev,opcua,opcua-silent,controller,scale,floor,shutdown,
- * slowkubelet] [--bench-jar PATH] [--keep] [--work-root DIR]}.
+ * idle,cluster,writes,fair,zeroconf,mqtt,coap,modbus,udev,opcua,opcua-silent,controller,scale,
+ * floor,shutdown,slowkubelet] [--bench-jar PATH] [--keep] [--work-root DIR]}.
  */
 public final class Bench {
 
@@ -185,6 +185,9 @@ public final class Bench {
               "writes",
               "fair",
               "zeroconf",
+              "mqtt",
+              "coap",
+              "modbus",
               "udev",
               "opcua",
               "opcua-silent",
@@ -356,6 +359,30 @@ public final class Bench {
               new ZeroconfBench(options, work, agentJvm, this::add)
                   .run(options.quick ? 3 : 7)
                   .ifPresent(why -> notMeasured.put("zeroconf_publish_to_advertised_ms", why)));
+    }
+    if (options.scenarios.contains("mqtt")) {
+      attempt(
+          "mqtt_announce_to_advertised_ms",
+          () ->
+              new MqttBench(options, work, agentJvm, this::add)
+                  .run(options.quick ? 5 : 15)
+                  .ifPresent(why -> notMeasured.put("mqtt_announce_to_advertised_ms", why)));
+    }
+    if (options.scenarios.contains("coap")) {
+      attempt(
+          "coap_appear_to_advertised_ms",
+          () ->
+              new CoapBench(options, work, agentJvm, this::add)
+                  .run(options.quick ? 5 : 12)
+                  .ifPresent(why -> notMeasured.put("coap_appear_to_advertised_ms", why)));
+    }
+    if (options.scenarios.contains("modbus")) {
+      attempt(
+          "modbus_appear_to_advertised_ms",
+          () ->
+              new ModbusBench(options, work, agentJvm, this::add)
+                  .run(options.quick ? 5 : 12)
+                  .ifPresent(why -> notMeasured.put("modbus_appear_to_advertised_ms", why)));
     }
     if (options.scenarios.contains("opcua")) {
       attempt(
@@ -959,6 +986,22 @@ public final class Bench {
               "<= floor + 100 ms",
               Optional.of(v <= f + 100)));
     }
+    if (samples.containsKey("mqtt_announce_to_advertised_ms")) {
+      double v = med("mqtt_announce_to_advertised_ms");
+      double f = med("paho_announce_to_received_ms");
+      figures.add(
+          Figure.withFloor(
+              "mqtt_announce_to_advertised_ms",
+              v,
+              f,
+              "ms",
+              "<= floor + 100 ms",
+              Optional.of(v <= f + 100)));
+    }
+    polled(
+        "coap_appear_to_advertised_ms", "coap_client_appear_to_links_ms", "coap_round_period_ms");
+    polled(
+        "modbus_appear_to_advertised_ms", "modbus_bare_read_device_id_ms", "modbus_scan_period_ms");
     if (samples.containsKey("opcua_discovery_to_advertised_ms")) {
       double v = med("opcua_discovery_to_advertised_ms");
       double f = med("opcua_findservers_ms");
@@ -1041,6 +1084,23 @@ public final class Bench {
           Optional.of(idle == 0));
       fig("cluster_writes_discovery_s", "s", "(diagnostic)", Optional.empty());
     }
+  }
+
+  /**
+   * A polling handler's figure beside its floor (which polls in step with it, so both include the
+   * same wait for the next round) and the round period measured in the same run.
+   */
+  private void polled(String name, String floorName, String periodName) {
+    if (!samples.containsKey(name)) {
+      return;
+    }
+    double v = med(name);
+    double f = med(floorName);
+    String period = "round " + fmt(med(periodName)) + " ms";
+    figures.add(
+        Figure.withFloor(
+            name, v, f, "ms", "<= floor + 100 ms; " + period, Optional.of(v <= f + 100)));
+    fig(periodName, "ms", "(the floor waits for the same rounds)", Optional.empty());
   }
 
   private void floor(String name, String floorName, String unit, String target) {

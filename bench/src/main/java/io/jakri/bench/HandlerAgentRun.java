@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -63,6 +64,45 @@ final class HandlerAgentRun implements AutoCloseable {
     Path source = jar.orElse(options.plugins().resolve(name + ".jar"));
     Files.copy(source, dir.resolve(name + ".jar"), StandardCopyOption.REPLACE_EXISTING);
     return dir;
+  }
+
+  /**
+   * Writes Configuration {@code name} (capacity 1) for {@code handler} with {@code details} (YAML,
+   * one line per setting) into {@code config}, atomically.
+   */
+  static void writeConfiguration(Path config, String name, String handler, String details)
+      throws IOException {
+    Path tmp = config.resolve("." + name + ".tmp");
+    Files.writeString(
+        tmp,
+        "apiVersion: akri.sh/v0\nkind: Configuration\nmetadata:\n  name: "
+            + name
+            + "\nspec:\n  capacity: 1\n  discoveryHandler:\n    name: "
+            + handler
+            + "\n    discoveryDetails: |\n"
+            + details.lines().map(l -> "      " + l + "\n").reduce("", String::concat));
+    Files.move(
+        tmp,
+        config.resolve(name + ".yaml"),
+        StandardCopyOption.REPLACE_EXISTING,
+        StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /**
+   * A listener noting in {@code at} when the emulator first saw {@code resource} (a class resource,
+   * {@code akri.sh/<configuration>}) with each number of healthy devices ({@link
+   * System#nanoTime()}).
+   */
+  static EmulatorListener healthyCounts(String resource, Map<Integer, Long> at) {
+    return new EmulatorListener() {
+      @Override
+      public void snapshot(String name, Map<String, String> devices) {
+        if (name.equals(resource)) {
+          int healthy = (int) devices.values().stream().filter("Healthy"::equals).count();
+          at.putIfAbsent(healthy, System.nanoTime());
+        }
+      }
+    };
   }
 
   /**

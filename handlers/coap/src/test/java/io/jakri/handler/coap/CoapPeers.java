@@ -19,12 +19,12 @@ import java.util.stream.Stream;
 import org.awaitility.core.ConditionTimeoutException;
 
 /**
- * Real CoAP peers for integration tests, from Debian's {@code libcoap3-bin}: {@code
- * coap-server-notls} (serves {@code /}, {@code /time} with {@code rt="ticks";if="clock"}, {@code
- * /async}, {@code /example_data}, and with {@code -d} resources created by PUT), {@code
- * coap-rd-notls} (a resource directory: {@code /rd} with {@code rt="core.rd"}) and {@code
- * coap-client-notls}. On loopback, or each in a network namespace of its own reached through a veth
- * pair, for multicast:
+ * Real CoAP peers for integration tests and the bench (from this module's test-jar), from Debian's
+ * {@code libcoap3-bin}: {@code coap-server-notls} (serves {@code /}, {@code /time} with {@code
+ * rt="ticks";if="clock"}, {@code /async}, {@code /example_data}, and with {@code -d} resources
+ * created by PUT), {@code coap-rd-notls} (a resource directory: {@code /rd} with {@code
+ * rt="core.rd"}) and {@code coap-client-notls}. On loopback, or each in a network namespace of its
+ * own reached through a veth pair, for multicast:
  *
  * <pre>
  *   test JVM (root netns)                       netns jkc-&lt;id&gt;
@@ -34,10 +34,10 @@ import org.awaitility.core.ConditionTimeoutException;
  * Needs root and iproute2 for namespaces. {@link #close()} removes everything it created and is
  * safe after a partial start. One instance per test class.
  */
-final class CoapPeers implements AutoCloseable {
+public final class CoapPeers implements AutoCloseable {
 
   /** Why peers cannot be used. */
-  static final class Unavailable extends Exception {
+  public static final class Unavailable extends Exception {
     private static final long serialVersionUID = 1L;
 
     Unavailable(String message) {
@@ -45,7 +45,7 @@ final class CoapPeers implements AutoCloseable {
     }
   }
 
-  static final String SERVER = "coap-server-notls";
+  public static final String SERVER = "coap-server-notls";
   static final String RD = "coap-rd-notls";
   static final String CLIENT = "coap-client-notls";
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
@@ -60,7 +60,7 @@ final class CoapPeers implements AutoCloseable {
   }
 
   /** Checks the tools are there. */
-  static CoapPeers start() throws Unavailable {
+  public static CoapPeers start() throws Unavailable {
     for (String tool : List.of(SERVER, RD, CLIENT)) {
       if (!onPath(tool)) {
         throw new Unavailable(tool + " is not installed (apt-get install libcoap3-bin)");
@@ -74,14 +74,14 @@ final class CoapPeers implements AutoCloseable {
   }
 
   /** A free UDP/TCP port on loopback (libcoap listens on both). */
-  static int freePort() throws IOException {
+  public static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
   }
 
   /** A running peer process. */
-  final class Peer implements AutoCloseable {
+  public final class Peer implements AutoCloseable {
     final Process process;
     final long startedNanos;
     final Path log;
@@ -236,7 +236,10 @@ final class CoapPeers implements AutoCloseable {
     }
   }
 
-  Peer spawn(String... command) throws IOException {
+  /**
+   * Starts {@code command}, its output to a log file; stopped by {@link #close()} at the latest.
+   */
+  public Peer spawn(String... command) throws IOException {
     Path log = dir.resolve("peer-" + processes.size() + ".log");
     long started = System.nanoTime();
     Process process =

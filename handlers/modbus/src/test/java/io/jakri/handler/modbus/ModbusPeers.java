@@ -2,11 +2,13 @@ package io.jakri.handler.modbus;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -16,15 +18,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Real Modbus TCP servers for the integration tests and the bench: Debian's {@code
- * python3-pymodbus} (3.0.x) running {@code modbus-peer.py} (a test resource) with a device
- * identity, on loopback. {@link #create()} throws {@link Unavailable} when no Python with pymodbus
- * is found.
+ * Real Modbus TCP servers for the integration tests and the bench (from this module's test-jar):
+ * Debian's {@code python3-pymodbus} (3.0.x) running {@code modbus-peer.py} (a test resource) with a
+ * device identity, on loopback. {@link #create()} throws {@link Unavailable} when no Python with
+ * pymodbus is found.
  */
-final class ModbusPeers implements AutoCloseable {
+public final class ModbusPeers implements AutoCloseable {
 
   /** No usable Python with pymodbus on this machine. */
-  static final class Unavailable extends Exception {
+  public static final class Unavailable extends Exception {
     private static final long serialVersionUID = 1L;
 
     Unavailable(String message) {
@@ -33,7 +35,7 @@ final class ModbusPeers implements AutoCloseable {
   }
 
   /** One running server. */
-  static final class Peer implements AutoCloseable {
+  public static final class Peer implements AutoCloseable {
     private final Process process;
     private final int port;
 
@@ -42,7 +44,7 @@ final class ModbusPeers implements AutoCloseable {
       this.port = port;
     }
 
-    int port() {
+    public int port() {
       return port;
     }
 
@@ -75,17 +77,8 @@ final class ModbusPeers implements AutoCloseable {
   }
 
   /** Finds a Python 3 that imports pymodbus (Debian's /usr/bin/python3 first). */
-  static ModbusPeers create() throws Unavailable {
-    Path script;
-    try {
-      var url = ModbusPeers.class.getResource("/modbus-peer.py");
-      if (url == null) {
-        throw new Unavailable("modbus-peer.py is not on the test class path");
-      }
-      script = Path.of(url.toURI());
-    } catch (URISyntaxException e) {
-      throw new Unavailable(e.getMessage());
-    }
+  public static ModbusPeers create() throws Unavailable {
+    Path script = script();
     List<String> tried = new ArrayList<>();
     for (String candidate : List.of("/usr/bin/python3", "python3")) {
       try {
@@ -115,7 +108,7 @@ final class ModbusPeers implements AutoCloseable {
    * @param port 0 for a free one
    * @param productName object 0x04, or empty
    */
-  Peer start(
+  public Peer start(
       int port, String vendor, String productCode, String revision, Optional<String> productName)
       throws IOException, TimeoutException {
     List<String> command =
@@ -156,6 +149,30 @@ final class ModbusPeers implements AutoCloseable {
     Peer peer = new Peer(process, Integer.parseInt(first.substring("LISTENING ".length()).strip()));
     started.add(peer);
     return peer;
+  }
+
+  /**
+   * {@code modbus-peer.py}: the test resource itself, or, when it is inside a jar (the bench uses
+   * this module's test-jar), a copy in a temp file.
+   */
+  private static Path script() throws Unavailable {
+    var url = ModbusPeers.class.getResource("/modbus-peer.py");
+    if (url == null) {
+      throw new Unavailable("modbus-peer.py is not on the class path");
+    }
+    try {
+      if ("file".equals(url.getProtocol())) {
+        return Path.of(url.toURI());
+      }
+      Path copy = Files.createTempFile("jakri-modbus-peer-", ".py");
+      copy.toFile().deleteOnExit();
+      try (InputStream in = url.openStream()) {
+        Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
+      }
+      return copy;
+    } catch (URISyntaxException | IOException e) {
+      throw new Unavailable("modbus-peer.py not readable: " + e);
+    }
   }
 
   @Override

@@ -12,15 +12,23 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 
 /**
- * A real mosquitto broker for tests, on a free loopback port with its config in a temp dir, and
- * {@code mosquitto_pub} to announce. Without mosquitto the calling test is skipped, or fails when
- * {@code CI=true} ({@code apt-get install -y mosquitto mosquitto-clients}).
+ * A real mosquitto broker for tests and the bench, on a free loopback port with its config in a
+ * temp dir, and {@code mosquitto_pub} to announce. Without mosquitto {@link #start} throws {@link
+ * Unavailable}; tests start it through {@link NeedsMosquitto}, which skips them (or fails when
+ * {@code CI=true}). No JUnit here: the bench uses this class from the test-jar.
  */
-final class Mosquitto implements AutoCloseable {
+public final class Mosquitto implements AutoCloseable {
+
+  /** mosquitto or mosquitto_pub is not installed. */
+  public static final class Unavailable extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Unavailable(String message) {
+      super(message);
+    }
+  }
 
   private final Path dir;
   private final int port;
@@ -35,8 +43,8 @@ final class Mosquitto implements AutoCloseable {
     this.pubArgs = List.copyOf(pubArgs);
   }
 
-  /** Starts a broker or skips (fails under CI) when mosquitto is not installed. */
-  static Mosquitto start(Path dir) throws IOException {
+  /** Starts an anonymous broker with its config and log in {@code dir}. */
+  public static Mosquitto start(Path dir) throws IOException, Unavailable {
     return start(dir, "allow_anonymous true\n", "tcp", List.of());
   }
 
@@ -44,17 +52,13 @@ final class Mosquitto implements AutoCloseable {
    * A broker with {@code config} after its listener line (TLS, passwords), reached as {@code
    * scheme}, and {@code pubArgs} for every mosquitto_pub call (--cafile, -u, -P).
    */
-  static Mosquitto start(Path dir, String config, String scheme, List<String> pubArgs)
-      throws IOException {
+  public static Mosquitto start(Path dir, String config, String scheme, List<String> pubArgs)
+      throws IOException, Unavailable {
     String broker = executable("mosquitto");
     String pub = executable("mosquitto_pub");
     if (broker == null || pub == null) {
-      String message =
-          "mosquitto and mosquitto_pub are needed: apt-get install -y mosquitto mosquitto-clients";
-      if ("true".equals(System.getenv("CI"))) {
-        Assertions.fail(message);
-      }
-      Assumptions.abort(message);
+      throw new Unavailable(
+          "mosquitto and mosquitto_pub are needed: apt-get install -y mosquitto mosquitto-clients");
     }
     int port;
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -101,16 +105,17 @@ final class Mosquitto implements AutoCloseable {
     }
   }
 
-  String url() {
+  /** The broker's URL, {@code <scheme>://127.0.0.1:<port>}. */
+  public String url() {
     return scheme + "://127.0.0.1:" + port;
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
   /** {@code mosquitto_pub -r}: a retained message; an empty payload clears the topic. */
-  void retain(String topic, String payload) throws IOException, InterruptedException {
+  public void retain(String topic, String payload) throws IOException, InterruptedException {
     List<String> command =
         new ArrayList<>(
             List.of(
@@ -133,6 +138,7 @@ final class Mosquitto implements AutoCloseable {
     }
   }
 
+  /** Stops the broker. */
   @Override
   public void close() throws InterruptedException {
     stop();

@@ -31,7 +31,7 @@ class MqttBrokerLossIT {
   @BeforeAll
   static void startBroker() throws Exception {
     Path dir = Files.createTempDirectory("jakri-mqtt-loss-it");
-    broker = Mosquitto.start(dir);
+    broker = NeedsMosquitto.start(dir);
     plugin = PluginJar.loadPackaged(Files.createDirectories(dir.resolve("plugins")));
     scheduler = Executors.newScheduledThreadPool(2);
   }

@@ -45,7 +45,7 @@ class MqttMosquittoIT {
   @BeforeAll
   static void startBroker() throws Exception {
     dir = Files.createTempDirectory("jakri-mqtt-it");
-    broker = Mosquitto.start(dir);
+    broker = NeedsMosquitto.start(dir);
     Path plugins = Files.createDirectories(dir.resolve("plugins"));
     plugin = PluginJar.loadPackaged(plugins);
     scheduler = Executors.newScheduledThreadPool(2);

@@ -38,7 +38,7 @@ class MqttTlsIT {
     dir = Files.createTempDirectory("jakri-mqtt-tls-it");
     if (Mosquitto.executable("openssl") == null
         || Mosquitto.executable("mosquitto_passwd") == null) {
-      broker = Mosquitto.start(dir); // skips, or fails under CI, when mosquitto is missing
+      broker = NeedsMosquitto.start(dir); // skips, or fails under CI, when mosquitto is missing
     }
     Files.writeString(dir.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
     run(
@@ -94,7 +94,7 @@ class MqttTlsIT {
       }
     }
     broker =
-        Mosquitto.start(
+        NeedsMosquitto.start(
             dir,
             "allow_anonymous false\npassword_file "
                 + dir.resolve("passwd")

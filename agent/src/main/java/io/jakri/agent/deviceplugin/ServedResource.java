@@ -3,7 +3,6 @@ package io.jakri.agent.deviceplugin;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What {@link DevicePluginManager} knows of one served resource: its backend, its current server
@@ -42,7 +41,7 @@ final class ServedResource {
 
   long rounds;
 
-  final AtomicBoolean publishPending = new AtomicBoolean();
+  final Coalescer.Slot publishes = new Coalescer.Slot();
   int attempts;
   ScheduledFuture<?> retry;
 

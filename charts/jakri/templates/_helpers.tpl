@@ -201,3 +201,21 @@ controller
 - {{ $svc }}.{{ .Release.Namespace }}.svc
 - {{ $svc }}.{{ .Release.Namespace }}.svc.cluster.local
 {{- end -}}
+
+{{/*
+RBAC rules for instance-object kinds (a list of resource[.group]): one rule per API group, groups
+in alphabetical order, resources in the order listed, each once.
+*/}}
+{{- define "jakri.instanceObjects.rules" -}}
+{{- $byGroup := dict }}
+{{- range . }}
+{{- $parts := splitn "." 2 . }}
+{{- $group := default "" $parts._1 }}
+{{- $_ := set $byGroup $group (append (get $byGroup $group | default list) $parts._0) }}
+{{- end }}
+{{- range $group := keys $byGroup | sortAlpha }}
+- apiGroups: [{{ $group | quote }}]
+  resources: [{{ range $i, $r := get $byGroup $group | uniq }}{{ if $i }}, {{ end }}{{ $r | quote }}{{ end }}]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+{{- end }}
+{{- end }}

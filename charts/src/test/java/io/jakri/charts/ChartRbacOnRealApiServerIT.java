@@ -251,6 +251,52 @@ class ChartRbacOnRealApiServerIT {
         .isFalse();
   }
 
+  /**
+   * With watchNamespaces, controller.instanceObjects.resources are granted only in the watched
+   * namespaces (a Role in each), and clusterScopedResources alone cluster-wide.
+   */
+  @Test
+  void instanceObjectsUnderWatchNamespacesStayInThoseNamespaces(RealApiServer api)
+      throws IOException {
+    String release = api.namespace("rbac-objects-watch");
+    String teamA = api.namespace("rbac-objects-team-a");
+    String outside = api.namespace("rbac-objects-outside");
+    RenderedChart chart =
+        applyRbac(
+            api,
+            release,
+            List.of(
+                "watchNamespaces[0]", teamA,
+                "controller.instanceObjects.resources[0]", "configmaps",
+                "controller.instanceObjects.resources[1]", "deployments.apps",
+                "controller.instanceObjects.clusterScopedResources[0]",
+                    "clusterwidgets.example.com"));
+
+    List<String> verbs = List.of("get", "list", "watch", "create", "patch", "delete");
+    List<Grant> controller = new ArrayList<>(controllerGrants(List.of(teamA)));
+    controller.add(
+        new Grant(
+            teamA,
+            List.of(
+                new Rule(verbs, List.of(""), List.of("configmaps")),
+                new Rule(verbs, List.of("apps"), List.of("deployments")))));
+    controller.add(
+        new Grant("", List.of(new Rule(verbs, List.of("example.com"), List.of("clusterwidgets")))));
+    proveExactly(
+        api, chart, release, "jakri-controller", controller, List.of("", release, teamA, outside));
+
+    KubernetesClient asController = api.serviceAccountClient(release, "jakri-controller");
+    assertThat(allowed(asController, access("create", "", "configmaps", teamA)))
+        .as("create configmaps in the watched namespace")
+        .isTrue();
+    assertThat(allowed(asController, access("create", "", "configmaps", outside)))
+        .as("create configmaps outside the watched namespaces")
+        .isFalse();
+    assertThat(allowed(asController, access("create", "example.com", "clusterwidgets", "")))
+        .as("create a cluster-scoped kind")
+        .isTrue();
+  }
+
   private static List<Grant> controllerGrants(List<String> watched) throws IOException {
     List<Grant> grants = new ArrayList<>();
     grants.add(new Grant("", canonical(CONTROLLER, "ClusterRole", "jakri-controller-nodes")));

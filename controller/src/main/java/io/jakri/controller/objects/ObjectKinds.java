@@ -45,7 +45,7 @@ public final class ObjectKinds {
   }
 
   /** Kinds as {@link #resolve} would find them (tests). */
-  static ObjectKinds of(
+  public static ObjectKinds of(
       List<AllowedResource> allowed,
       List<ServedResource> served,
       Map<AllowedResource, String> unserved) {

@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.jakri.controller.broker.BrokerLabels;
 import io.jakri.controller.broker.BrokerNames;
 import io.jakri.controller.broker.BrokerTemplates;
 import io.jakri.controller.objects.InstanceObjects;
@@ -63,7 +62,7 @@ public final class ConfigurationReconciler {
   private final String namespace;
   private final ClusterCache cache;
   private final BrokerTemplates templates;
-  private final InstanceObjects objects;
+  private final ExpectedBrokers expected;
   private final Rejections rejections;
   private final Clock clock;
   private final Writes writes;
@@ -80,7 +79,7 @@ public final class ConfigurationReconciler {
     this.namespace = namespace;
     this.cache = cache;
     this.templates = templates;
-    this.objects = objects;
+    this.expected = new ExpectedBrokers(templates, objects);
     this.rejections = rejections;
     this.clock = clock;
     this.writes = new Writes(client, namespace, inFlight);
@@ -96,6 +95,7 @@ public final class ConfigurationReconciler {
     if (found.isEmpty()) {
       observed.ifPresent(s -> writes.delete(s, "Configuration is gone"));
       rejections.forget(name);
+      expected.forget(name);
       lastStatusWrites.remove(name);
       return Optional.empty();
     }
@@ -131,42 +131,11 @@ public final class ConfigurationReconciler {
       return Optional.of(
           condition("False", rejected.get().reason(), rejected.get().message(), generation));
     }
-    if (allBrokersExist(c, instances)) {
+    if (expected.allExist(c, instances, ExpectedBrokers.Observed.of(cache))) {
       return Optional.of(
           condition("True", "BrokersCreated", "every Instance's brokers exist", generation));
     }
     return Optional.of(condition(null, null, null, generation));
-  }
-
-  private boolean allBrokersExist(Configuration c, List<Instance> instances) {
-    for (Instance i : instances) {
-      for (String node : nodes(i)) {
-        var pod = templates.pod(c, i, node);
-        if (pod.isPresent()
-            && cache
-                .pod(pod.get().getMetadata().getName())
-                .filter(p -> Objects.equals(hash(p), hash(pod.get())))
-                .isEmpty()) {
-          return false;
-        }
-      }
-      if (!nodes(i).isEmpty()) {
-        var job = templates.job(c, i);
-        if (job.isPresent() && cache.job(job.get().getMetadata().getName()).isEmpty()) {
-          return false;
-        }
-      }
-      for (InstanceObjects.Desired d : objects.render(c, i)) {
-        if (!(d instanceof InstanceObjects.Desired.Rendered r)
-            || cache
-                .object(r.where(), r.object().getMetadata().getName())
-                .filter(o -> Objects.equals(hash(o), hash(r.object())))
-                .isEmpty()) {
-          return false;
-        }
-      }
-    }
-    return true;
   }
 
   /**
@@ -288,7 +257,6 @@ public final class ConfigurationReconciler {
   }
 
   private static String hash(io.fabric8.kubernetes.api.model.HasMetadata o) {
-    Map<String, String> a = o.getMetadata().getAnnotations();
-    return a == null ? null : a.get(BrokerLabels.TEMPLATE_HASH);
+    return ExpectedBrokers.hash(o);
   }
 }

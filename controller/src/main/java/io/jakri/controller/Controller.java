@@ -48,6 +48,9 @@ public final class Controller implements AutoCloseable {
 
   // Resolved before the caches start (and so before any worker runs); read by the reconcilers.
   private final KindDiscovery kindDiscovery;
+  // The kinds the reconcilers may write: those this namespace's cache watches (set before the
+  // workers start; grown once the informers of kinds served later have listed).
+  private volatile ObjectKinds inUse = ObjectKinds.none();
   private volatile boolean closed;
 
   /**
@@ -93,10 +96,7 @@ public final class Controller implements AutoCloseable {
     this.cache = new ClusterCache(client, ns, options.resync(), inFlight);
     BrokerTemplates templates = new BrokerTemplates(client.getKubernetesSerialization());
     this.client = client;
-    InstanceObjects objects =
-        new InstanceObjects(
-            client.getKubernetesSerialization(),
-            () -> kindDiscovery.resolved().orElse(ObjectKinds.none()));
+    InstanceObjects objects = new InstanceObjects(client.getKubernetesSerialization(), () -> inUse);
     Rejections rejections = new Rejections();
     EventRecorder events = new EventRecorder(client, ns, clock);
     NodeHealth nodeHealth = new NodeHealth(cache::node, options.nodeGrace());
@@ -159,7 +159,11 @@ public final class Controller implements AutoCloseable {
    */
   public CompletableFuture<Void> startAsync() {
     return resolveKinds()
-        .thenCompose(k -> cache.start(queue::add, k.served()))
+        .thenCompose(
+            k -> {
+              inUse = k;
+              return cache.start(queue::add, k.served());
+            })
         .thenRunAsync(
             () -> {
               queue.start(options.workers(), workers);
@@ -167,14 +171,60 @@ public final class Controller implements AutoCloseable {
                   "controller started in namespace {} with {} worker(s)",
                   options.namespace(),
                   options.workers());
+              recheckKindsLater();
             },
             scheduler);
   }
 
   /**
+   * While an allowed instance-object resource is not served, looks for it again every {@link
+   * KindDiscovery#recheckInterval}: once served, its objects are watched and, when listed, every
+   * Configuration and Instance of the namespace is reconciled with it.
+   */
+  private void recheckKindsLater() {
+    if (closed || !inUse.anyUnserved()) {
+      return;
+    }
+    scheduler.schedule(
+        () -> {
+          if (closed) {
+            return;
+          }
+          ObjectKinds now = kindDiscovery.recheck().orElse(inUse);
+          if (now.served().equals(inUse.served())) {
+            recheckKindsLater();
+            return;
+          }
+          cache
+              .watchObjects(now.served())
+              .thenRunAsync(
+                  () -> {
+                    inUse = now;
+                    LOG.info(
+                        "namespace {}: instance objects of newly served kinds are reconciled",
+                        options.namespace());
+                    for (String name : cache.configurationNames()) {
+                      queue.add(new ReconcileKey.ConfigurationKey(name));
+                      cache
+                          .instancesOf(name)
+                          .forEach(
+                              i ->
+                                  queue.add(
+                                      new ReconcileKey.InstanceKey(i.getMetadata().getName())));
+                    }
+                    recheckKindsLater();
+                  },
+                  scheduler);
+        },
+        kindDiscovery.recheckInterval().toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  /**
    * The kinds instance objects may be, resolved with the API server's discovery (once per process,
-   * see {@link KindDiscovery}); retried every {@link #DISCOVERY_RETRY} (one WARN line each) while
-   * the server cannot be reached. Completes at once when no kind is allowed.
+   * see {@link KindDiscovery}; unserved ones looked for again later); retried every {@link
+   * #DISCOVERY_RETRY} (one WARN line each) while the server cannot be reached. Completes at once
+   * when no kind is allowed.
    */
   private CompletableFuture<ObjectKinds> resolveKinds() {
     CompletableFuture<ObjectKinds> done = new CompletableFuture<>();

@@ -7,7 +7,9 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReviewBuilder;
 import io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClass;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.jakri.controller.broker.BrokerLabels;
 import io.jakri.controller.objects.AllowedResource;
 import io.jakri.controller.objects.InstanceObjects;
@@ -362,5 +364,132 @@ class InstanceObjectsIT {
                     .isNull());
     assertThat(configMap("cam-bbbbbb-configmap").getData())
         .containsExactlyEntriesOf(Map.of("owner", "someone else"));
+  }
+
+  /**
+   * A kind allowed by --instance-object-resources whose CRD is installed only after the controller
+   * started: refused and reported while unserved, then adopted (watched, its objects created and
+   * the condition True) without a restart.
+   */
+  @Test
+  void aKindServedOnlyAfterTheControllerStartedIsAdoptedWithoutARestart(RealApiServer api)
+      throws Exception {
+    String group = cluster.ns + ".example.com";
+    String crd = "gadgets." + group;
+    Configuration c =
+        cluster.configuration(
+            """
+            apiVersion: akri.sh/v0
+            kind: Configuration
+            metadata:
+              name: cam
+            spec:
+              discoveryHandler:
+                name: simulated
+              instanceObjects:
+                - apiVersion: %s/v1
+                  kind: Gadget
+                  spec: {ip: "{{PROPERTY:IP}}"}
+            """
+                .formatted(group));
+    instance(c, "cam-cccccc", "10.0.0.3");
+    cluster.start(
+        cluster.options().withInstanceObjectResources(AllowedResource.parseList(crd)),
+        Duration.ofMillis(300));
+    await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () ->
+                assertThat(brokersReady())
+                    .hasValueSatisfying(
+                        x -> {
+                          assertThat(x.getStatus()).isEqualTo("False");
+                          assertThat(x.getReason()).isEqualTo(InstanceObjects.NOT_ALLOWED);
+                        }));
+
+    try {
+      // The grant first, as an operator would (the controller must not meet the kind before it
+      // may read it), seen by the real authorizer before the CRD is installed.
+      api.apply(
+          """
+          apiVersion: rbac.authorization.k8s.io/v1
+          kind: ClusterRole
+          metadata: {name: %1$s-it}
+          rules:
+            - apiGroups: [%2$s]
+              resources: [gadgets]
+              verbs: [get, list, watch, create, patch, delete]
+          ---
+          apiVersion: rbac.authorization.k8s.io/v1
+          kind: ClusterRoleBinding
+          metadata: {name: %1$s-it}
+          roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %1$s-it}
+          subjects:
+            - {kind: ServiceAccount, name: jakri-controller, namespace: akri}
+          """
+              .formatted(crd, group));
+      KubernetesClient asController = api.serviceAccountClient("akri", "jakri-controller");
+      await()
+          .atMost(WAIT)
+          .until(
+              () ->
+                  asController
+                      .authorization()
+                      .v1()
+                      .selfSubjectAccessReview()
+                      .create(
+                          new SelfSubjectAccessReviewBuilder()
+                              .withNewSpec()
+                              .withNewResourceAttributes()
+                              .withVerb("get")
+                              .withGroup(group)
+                              .withResource("gadgets")
+                              .withNamespace(cluster.ns)
+                              .endResourceAttributes()
+                              .endSpec()
+                              .build())
+                      .getStatus()
+                      .getAllowed());
+      api.apply(
+          """
+          apiVersion: apiextensions.k8s.io/v1
+          kind: CustomResourceDefinition
+          metadata: {name: %1$s}
+          spec:
+            group: %2$s
+            scope: Namespaced
+            names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+            versions:
+              - name: v1
+                served: true
+                storage: true
+                schema:
+                  openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          """
+              .formatted(crd, group));
+      await()
+          .atMost(WAIT)
+          .untilAsserted(
+              () -> {
+                var gadget =
+                    cluster
+                        .client
+                        .genericKubernetesResources(group + "/v1", "Gadget")
+                        .inNamespace(cluster.ns)
+                        .withName("cam-cccccc-gadget")
+                        .get();
+                assertThat(gadget)
+                    .as("the controller's failed requests: %s", cluster.refusals.all())
+                    .isNotNull();
+                assertThat(gadget.getAdditionalProperties().get("spec"))
+                    .isEqualTo(Map.of("ip", "10.0.0.3"));
+                assertThat(brokersReady())
+                    .hasValueSatisfying(x -> assertThat(x.getStatus()).isEqualTo("True"));
+              });
+    } finally {
+      // Only the CRD: the controller still runs until tearDown, and taking its grant away first
+      // would make its next reconcile a refusal. The grant names only this test's group.
+      cluster.client.apiextensions().v1().customResourceDefinitions().withName(crd).delete();
+    }
   }
 }

@@ -158,13 +158,25 @@ final class RealCluster implements AutoCloseable {
   }
 
   Running start(ControllerOptions options) throws Exception {
+    return start(options, io.jakri.controller.objects.KindDiscovery.RECHECK);
+  }
+
+  /** {@link #start(ControllerOptions)}, looking for unserved instance-object kinds that often. */
+  Running start(ControllerOptions options, Duration kindRecheck) throws Exception {
     ApiCalls calls = new ApiCalls();
     KubernetesClient own = controllerClient(calls);
     ExecutorService workers = Executors.newFixedThreadPool(options.workers());
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     Controller controller =
         new Controller(
-            own, options, Clock.systemUTC(), workers, scheduler, RandomGenerator.getDefault());
+            own,
+            options,
+            new io.jakri.controller.objects.KindDiscovery(
+                own, options.instanceObjectResources(), kindRecheck),
+            Clock.systemUTC(),
+            workers,
+            scheduler,
+            RandomGenerator.getDefault());
     Running r = new Running(controller, own, calls, workers, scheduler);
     synchronized (closables) {
       closables.add(r);

@@ -59,8 +59,8 @@ public final class ObjectKinds {
 
   /**
    * Resolves {@code allowed} with the API server's discovery (one request per group and one per
-   * group version). A resource the server does not serve (its CRD not installed) is logged once and
-   * refused in lookups until the controller restarts.
+   * group version). A resource the server does not serve (its CRD not installed) is refused in
+   * lookups ({@link KindDiscovery} asks again while there is one, and logs).
    *
    * @throws io.fabric8.kubernetes.client.KubernetesClientException when the server cannot be
    *     reached (the caller retries)
@@ -109,19 +109,23 @@ public final class ObjectKinds {
             }
           }
         });
+    return new ObjectKinds(allowed, served, unserved);
+  }
+
+  /** Logs what the kinds are: each unserved one as a warning, the served ones in one line. */
+  void log(String unservedSuffix) {
     unserved.forEach(
-        (r, why) ->
-            LOG.warn(
-                "--instance-object-resources {}: {}; templates of that kind are refused until the"
-                    + " controller restarts",
-                r,
-                why));
+        (r, why) -> LOG.warn("--instance-object-resources {}: {}; {}", r, why, unservedSuffix));
     if (!served.isEmpty()) {
       LOG.info(
           "instance objects may be: {}",
           served.stream().map(s -> s.kind() + " (" + s.name() + ")").toList());
     }
-    return new ObjectKinds(allowed, served, unserved);
+  }
+
+  /** Whether some allowed resource is not served (yet). */
+  public boolean anyUnserved() {
+    return !unserved.isEmpty();
   }
 
   /** The allowed resources the API server serves (the controller watches each). */

@@ -47,7 +47,8 @@ public final class ClusterCache implements AutoCloseable {
   private final KubernetesClient client;
   private final String namespace;
   private final Duration resync;
-  private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+  private final List<SharedIndexInformer<?>> informers =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private volatile String lastFailure;
   private SharedIndexInformer<Configuration> configurations;
   private SharedIndexInformer<Instance> instances;
@@ -58,7 +59,12 @@ public final class ClusterCache implements AutoCloseable {
 
   private final InFlightCreates inFlight;
   private final Map<ServedResource, SharedIndexInformer<GenericKubernetesResource>> objects =
-      new java.util.LinkedHashMap<>();
+      new java.util.concurrent.ConcurrentHashMap<>();
+  private volatile ResourceEventHandler<HasMetadata> owned;
+  // Informers of kinds served only after start: not part of readiness (a kind the controller may
+  // not list must not make it unready), closed with the rest.
+  private final List<SharedIndexInformer<?>> late =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public ClusterCache(
       KubernetesClient client, String namespace, Duration resync, InFlightCreates inFlight) {
@@ -143,7 +149,7 @@ public final class ClusterCache implements AutoCloseable {
             n ->
                 instancesOnNode(n.getMetadata().getName())
                     .forEach(i -> sink.accept(new InstanceKey(i.getMetadata().getName())))));
-    ResourceEventHandler<HasMetadata> owned =
+    owned =
         handler(
             o -> {
               inFlight.done(o);
@@ -162,19 +168,7 @@ public final class ClusterCache implements AutoCloseable {
     String server = String.valueOf(client.getMasterUrl());
     Map<String, SharedIndexInformer<?>> named = new java.util.LinkedHashMap<>();
     for (ServedResource kind : objectKinds) {
-      var resources = client.genericKubernetesResources(kind.context());
-      var selected =
-          kind.namespaced()
-              ? resources
-                  .inNamespace(namespace)
-                  .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
-              : resources
-                  .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
-                  .withLabel(InstanceObjects.INSTANCE_NAMESPACE, namespace);
-      SharedIndexInformer<GenericKubernetesResource> informer = selected.runnableInformer(0);
-      informer.addIndexers(Map.of(BY_INSTANCE, ClusterCache::instanceLabel));
-      informer.addEventHandler(owned);
-      objects.put(kind, informer);
+      SharedIndexInformer<GenericKubernetesResource> informer = objectInformer(kind);
       informers.add(informer);
       named.put("instance objects " + kind.name(), informer);
     }
@@ -297,6 +291,52 @@ public final class ClusterCache implements AutoCloseable {
   /** A managed instance object observed, with where it is served. */
   public record ObservedObject(ServedResource where, GenericKubernetesResource object) {}
 
+  /**
+   * Also watches the instance objects of each of {@code kinds} not watched yet (kinds the API
+   * server started serving after {@link #start}); the result completes once each new one has
+   * listed.
+   */
+  public CompletableFuture<Void> watchObjects(List<ServedResource> kinds) {
+    String server = String.valueOf(client.getMasterUrl());
+    List<CompletableFuture<?>> started = new ArrayList<>();
+    for (ServedResource kind : kinds) {
+      if (objects.containsKey(kind)) {
+        continue;
+      }
+      SharedIndexInformer<GenericKubernetesResource> informer = objectInformer(kind);
+      late.add(informer);
+      retryWithWarning(
+          informer,
+          "instance objects " + kind.name() + " in " + namespace,
+          server,
+          f -> lastFailure = f);
+      started.add(informer.start().toCompletableFuture());
+    }
+    return CompletableFuture.allOf(started.toArray(CompletableFuture[]::new));
+  }
+
+  /** The names of the Configurations in the cache. */
+  public List<String> configurationNames() {
+    return configurations.getStore().list().stream().map(c -> c.getMetadata().getName()).toList();
+  }
+
+  private SharedIndexInformer<GenericKubernetesResource> objectInformer(ServedResource kind) {
+    var resources = client.genericKubernetesResources(kind.context());
+    var selected =
+        kind.namespaced()
+            ? resources
+                .inNamespace(namespace)
+                .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
+            : resources
+                .withLabel(BrokerLabels.MANAGED_BY, BrokerLabels.CONTROLLER)
+                .withLabel(InstanceObjects.INSTANCE_NAMESPACE, namespace);
+    SharedIndexInformer<GenericKubernetesResource> informer = selected.runnableInformer(0);
+    informer.addIndexers(Map.of(BY_INSTANCE, ClusterCache::instanceLabel));
+    informer.addEventHandler(owned);
+    objects.put(kind, informer);
+    return informer;
+  }
+
   /** The managed instance objects labelled with {@code instance}, of every watched kind. */
   public List<ObservedObject> objectsOf(String instance) {
     List<ObservedObject> out = new ArrayList<>();
@@ -326,6 +366,7 @@ public final class ClusterCache implements AutoCloseable {
   @Override
   public void close() {
     informers.forEach(SharedIndexInformer::stop);
+    late.forEach(SharedIndexInformer::stop);
   }
 
   private String key(String name) {

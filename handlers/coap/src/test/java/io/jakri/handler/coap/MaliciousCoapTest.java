@@ -250,4 +250,47 @@ class MaliciousCoapTest {
     assertThat(prober.ask(List.of(silent.endpoint()), Duration.ofSeconds(1)))
         .isCompletedExceptionally();
   }
+
+  /** Threads of the JVM not counting the JIT's, which come and go on their own. */
+  private static java.util.Set<Thread> threads() {
+    java.util.Set<Thread> all = new java.util.HashSet<>(Thread.getAllStackTraces().keySet());
+    all.removeIf(t -> t.getName().startsWith("C1 ") || t.getName().startsWith("C2 "));
+    return all;
+  }
+
+  @Test
+  void aRoundStartsNoThread() throws Exception {
+    byte[] doc = "</a>;rt=x".getBytes(StandardCharsets.US_ASCII);
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Responder r =
+        new Responder(
+            (m, raw) -> {
+              asked.incrementAndGet();
+              return List.of(response(m, 40, null, doc));
+            });
+    Responder silent = new Responder((m, raw) -> List.of());
+    scheduler.submit(() -> {}).get(); // the scheduler's one thread exists before counting
+    java.util.Set<Thread> idle = threads();
+    UdpProber prober = new UdpProber(scheduler, false, false, 5683, List.of());
+    var round = prober.ask(List.of(r.endpoint(), silent.endpoint()), Duration.ofSeconds(30));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (asked.get() == 0 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(asked.get()).isPositive();
+    scheduler.submit(() -> {}).get(); // and a drain had its turn after the answer was sent
+    // the round is collecting (one host answered, one silent): the threads are the same
+    assertThat(round).isNotDone();
+    java.util.Set<Thread> during = threads();
+    during.removeAll(idle);
+    assertThat(during).isEmpty();
+    System.out.println("COAP_THREADS idle=" + idle.size() + " during=" + threads().size());
+    prober.close();
+    assertThat(round.get(2, TimeUnit.SECONDS).answers()).containsKey(r.endpoint());
+    java.util.Set<Thread> after = threads();
+    after.removeAll(idle);
+    assertThat(after).isEmpty();
+    System.out.println("COAP_THREADS after=" + threads().size());
+  }
 }

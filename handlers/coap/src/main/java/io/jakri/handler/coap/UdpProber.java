@@ -31,12 +31,26 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.californium.core.coap.BlockOption;
+import org.eclipse.californium.core.coap.CoAP;
+import org.eclipse.californium.core.coap.EmptyMessage;
+import org.eclipse.californium.core.coap.MediaTypeRegistry;
+import org.eclipse.californium.core.coap.Message;
+import org.eclipse.californium.core.coap.Request;
+import org.eclipse.californium.core.coap.Response;
+import org.eclipse.californium.core.coap.Token;
+import org.eclipse.californium.core.network.serialization.UdpDataParser;
+import org.eclipse.californium.core.network.serialization.UdpDataSerializer;
+import org.eclipse.californium.elements.util.Bytes;
 
 /**
  * The {@link Prober} on UDP: a non-confirmable {@code GET /.well-known/core} to All-CoAP-Nodes
  * ({@value #GROUP4}, and {@value #GROUP6} on each chosen interface) and to every listed host, from
  * one non-blocking {@link DatagramChannel} per address family on an ephemeral port (answers come
  * back unicast to it). A response with Block2 "more" gets its next block asked for, unicast.
+ * Messages are written and read by Eclipse Californium's RFC 7252 codec ({@link UdpDataSerializer},
+ * {@link UdpDataParser}); its endpoints are not used, so Californium starts no thread and holds no
+ * exchange store here.
  *
  * <p>No thread of its own: the channels are drained every {@value #DRAIN_MILLIS} ms on the
  * scheduler until the timeout, then closed. Bounded: at most {@value #MAX_DATAGRAMS} datagrams per
@@ -54,6 +68,9 @@ final class UdpProber implements Prober {
   static final long DRAIN_MILLIS = 10;
   private static final int MAX_DATAGRAM = 1500 + 1;
   private static final int RECEIVE_BUFFER = 1 << 20;
+  // Stateless codec objects: the parser keeps only the option registry, the serializer nothing.
+  private static final UdpDataParser PARSER = new UdpDataParser();
+  private static final UdpDataSerializer SERIALIZER = new UdpDataSerializer();
 
   private final ScheduledExecutorService scheduler;
   private final boolean multicast;
@@ -172,6 +189,11 @@ final class UdpProber implements Prober {
     int nextBlock;
   }
 
+  private static String tokenOf(Message message) {
+    Token token = message.getToken();
+    return java.util.HexFormat.of().formatHex(token == null ? Bytes.EMPTY : token.getBytes());
+  }
+
   /** One round; its methods run on the scheduler (or the caller, before the first drain). */
   private final class Round {
     private final CompletableFuture<Answers> result;
@@ -207,11 +229,17 @@ final class UdpProber implements Prober {
       }
     }
 
-    private byte[] request(Optional<CoapMessage.Block> block) {
+    private byte[] request(Optional<BlockOption> block) {
       byte[] token = new byte[8];
       ThreadLocalRandom.current().nextBytes(token);
       tokens.add(java.util.HexFormat.of().formatHex(token));
-      return CoapMessage.get(ThreadLocalRandom.current().nextInt(1 << 16), token, block);
+      Request get = Request.newGet();
+      get.setType(CoAP.Type.NON);
+      get.setMID(ThreadLocalRandom.current().nextInt(1 << 16));
+      get.setToken(new Token(token));
+      get.getOptions().addUriPath(".well-known").addUriPath("core");
+      block.ifPresent(b -> get.getOptions().setBlock2(b));
+      return SERIALIZER.getByteArray(get);
     }
 
     void send(List<Endpoint> hosts) throws IOException {
@@ -326,65 +354,65 @@ final class UdpProber implements Prober {
 
     private void handle(DatagramChannel c, Endpoint source, byte[] data, int length)
         throws IOException {
-      CoapMessage m;
+      Message message;
       try {
-        m = CoapMessage.read(data, length);
-      } catch (CoapMessage.Unreadable e) {
+        message = PARSER.parseMessage(Arrays.copyOf(data, length));
+      } catch (RuntimeException e) { // Californium's MessageFormatException and its kin
         problem("not a CoAP message: " + e.getMessage());
         return;
       }
-      if (!tokens.contains(java.util.HexFormat.of().formatHex(m.token()))) {
+      if (!tokens.contains(tokenOf(message))) {
         problem("a CoAP message with a token not ours");
         return;
       }
-      if (m.type() == 0) { // CON: a separate response, acknowledge it
-        ByteBuffer ack =
-            ByteBuffer.wrap(
-                new byte[] {
-                  (byte) (0x40 | (CoapMessage.ACK << 4)),
-                  0,
-                  (byte) (m.messageId() >> 8),
-                  (byte) m.messageId()
-                });
-        c.send(ack, source.socketAddress());
+      if (message.getType() == CoAP.Type.CON) { // a separate response, acknowledge it
+        EmptyMessage ack = new EmptyMessage(CoAP.Type.ACK);
+        ack.setMID(message.getMID());
+        ack.setToken(Token.EMPTY);
+        c.send(ByteBuffer.wrap(SERIALIZER.getByteArray(ack)), source.socketAddress());
       }
       if (answers.containsKey(source)) {
         return; // answered already (one answer per interface the GET went out on, say)
       }
-      if (m.code() == 0) {
-        return; // an empty ACK: the answer follows
+      if (!(message instanceof Response m)) {
+        return; // an empty ACK (the answer follows), or a request: nothing to read
       }
-      if (m.code() != CoapMessage.CONTENT) {
-        answers.put(
-            source,
-            new Answer.Refused("answered " + CoapMessage.codeText(m.code()) + ", not 2.05"));
+      if (m.getCode() != CoAP.ResponseCode.CONTENT) {
+        answers.put(source, new Answer.Refused("answered " + m.getCode().text + ", not 2.05"));
         assemblies.remove(source);
         return;
       }
-      if (m.contentFormat().isPresent() && m.contentFormat().get() != CoapMessage.LINK_FORMAT) {
+      int format = m.getOptions().getContentFormat();
+      if (m.getOptions().hasContentFormat()
+          && format != MediaTypeRegistry.APPLICATION_LINK_FORMAT) {
         answers.put(
             source,
             new Answer.Refused(
-                "content format " + m.contentFormat().get() + " is not link format (40)"));
+                "content format "
+                    + format
+                    + " is not link format ("
+                    + MediaTypeRegistry.APPLICATION_LINK_FORMAT
+                    + ")"));
         assemblies.remove(source);
         return;
       }
       Assembly assembly = assemblies.computeIfAbsent(source, s -> new Assembly());
-      Optional<CoapMessage.Block> block = m.block2();
-      int num = block.map(CoapMessage.Block::num).orElse(0);
+      BlockOption block = m.getOptions().getBlock2();
+      int num = block == null ? 0 : block.getNum();
       if (num != assembly.nextBlock) {
         return; // a duplicate or a stray block
       }
-      if (assembly.bytes.size() + m.payload().length > LinkFormat.MAX_BYTES) {
+      byte[] payload = m.getPayload() == null ? Bytes.EMPTY : m.getPayload();
+      if (assembly.bytes.size() + payload.length > LinkFormat.MAX_BYTES) {
         answers.put(
             source, new Answer.Refused("link format over " + LinkFormat.MAX_BYTES + " bytes"));
         assemblies.remove(source);
         return;
       }
-      assembly.bytes.writeBytes(m.payload());
-      if (block.isPresent() && block.get().more()) {
+      assembly.bytes.writeBytes(payload);
+      if (block != null && block.isM()) {
         assembly.nextBlock = num + 1;
-        CoapMessage.Block next = new CoapMessage.Block(num + 1, false, block.get().szx());
+        BlockOption next = new BlockOption(block.getSzx(), false, num + 1);
         c.send(ByteBuffer.wrap(request(Optional.of(next))), source.socketAddress());
         return;
       }

@@ -14,7 +14,10 @@ import java.util.jar.JarFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The packaged jar meets the plugin-jar contract and carries no library of its own. */
+/**
+ * The packaged jar meets the plugin-jar contract and carries Californium only shaded (relocated
+ * under the handler's package).
+ */
 class CoapPluginIT extends PluginJarContract {
 
   @Override
@@ -38,11 +41,15 @@ class CoapPluginIT extends PluginJarContract {
   }
 
   @Test
-  void jarHoldsOnlyTheHandlersOwnClasses() throws Exception {
+  void jarHoldsOnlyTheHandlersClassesAndCaliforniumRelocated() throws Exception {
     try (JarFile jar = new JarFile(PluginJar.packagedJar().toFile())) {
       List<String> classes =
           jar.stream().map(JarEntry::getName).filter(n -> n.endsWith(".class")).toList();
       assertThat(classes).isNotEmpty().allMatch(n -> n.startsWith("io/jakri/handler/coap/"));
+      assertThat(classes)
+          .contains(
+              "io/jakri/handler/coap/shaded/californium/core/network/serialization/"
+                  + "UdpDataParser.class");
     }
   }
 

@@ -2,7 +2,6 @@ package io.jakri.handler.coap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -16,12 +15,21 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import org.eclipse.californium.core.coap.BlockOption;
+import org.eclipse.californium.core.coap.CoAP;
+import org.eclipse.californium.core.coap.Request;
+import org.eclipse.californium.core.coap.Response;
+import org.eclipse.californium.core.coap.Token;
+import org.eclipse.californium.core.network.serialization.UdpDataParser;
+import org.eclipse.californium.core.network.serialization.UdpDataSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Hostile responders on loopback against the real {@link UdpProber}: each answers the GET with what
- * its function makes of the request (several datagrams allowed), from a thread of the test.
+ * its function makes of the request (several datagrams allowed), from a thread of the test. The
+ * responders read and write well-formed messages with Californium's codec (as the prober does) and
+ * hand-made bytes where the case is malformed.
  */
 class MaliciousCoapTest {
 
@@ -41,7 +49,7 @@ class MaliciousCoapTest {
     final DatagramChannel channel;
     final Thread thread;
 
-    Responder(BiFunction<CoapMessage, byte[], List<byte[]>> answer) throws Exception {
+    Responder(BiFunction<Request, byte[], List<byte[]>> answer) throws Exception {
       channel = DatagramChannel.open();
       channel.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
       thread =
@@ -53,7 +61,7 @@ class MaliciousCoapTest {
                     in.clear();
                     var from = channel.receive(in);
                     byte[] request = java.util.Arrays.copyOf(in.array(), in.position());
-                    CoapMessage m = CoapMessage.read(request, request.length);
+                    Request m = (Request) new UdpDataParser().parseMessage(request);
                     for (byte[] out : answer.apply(m, request)) {
                       channel.send(ByteBuffer.wrap(out), from);
                     }
@@ -78,38 +86,36 @@ class MaliciousCoapTest {
     }
   }
 
-  /** A 2.05 response to {@code request}, with the given Content-Format, Block2 and payload. */
+  /** A response to {@code request} with the given code, Content-Format, Block2 and payload. */
   static byte[] response(
-      CoapMessage request, Integer contentFormat, CoapMessage.Block block, byte[] payload) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    out.write(0x40 | (1 << 4) | request.token().length);
-    out.write(CoapMessage.CONTENT);
-    out.write(0);
-    out.write(1);
-    out.writeBytes(request.token());
-    int last = 0;
+      Token token,
+      CoAP.ResponseCode code,
+      Integer contentFormat,
+      BlockOption block,
+      byte[] payload) {
+    Response response = new Response(code);
+    response.setType(CoAP.Type.NON);
+    response.setMID(1);
+    response.setToken(token);
     if (contentFormat != null) {
-      out.write(((12 - last) << 4) | 1);
-      out.write(contentFormat);
-      last = 12;
+      response.getOptions().setContentFormat(contentFormat);
     }
     if (block != null) {
-      int v = block.encoded();
-      int delta = 23 - last;
-      if (delta < 13) {
-        out.write((delta << 4) | 2);
-      } else {
-        out.write((13 << 4) | 2);
-        out.write(delta - 13);
-      }
-      out.write(v >> 8);
-      out.write(v);
+      response.getOptions().setBlock2(block);
     }
-    if (payload.length > 0) {
-      out.write(0xff);
-      out.writeBytes(payload);
-    }
-    return out.toByteArray();
+    response.setPayload(payload);
+    return new UdpDataSerializer().getByteArray(response);
+  }
+
+  /** A 2.05 response to {@code request}. */
+  static byte[] response(
+      Request request, Integer contentFormat, BlockOption block, byte[] payload) {
+    return response(request.getToken(), CoAP.ResponseCode.CONTENT, contentFormat, block, payload);
+  }
+
+  private static int block2Num(Request m) {
+    BlockOption b = m.getOptions().getBlock2();
+    return b == null ? 0 : b.getNum();
   }
 
   private Prober.Answers ask(List<Endpoint> hosts) throws Exception {
@@ -125,11 +131,11 @@ class MaliciousCoapTest {
     Responder r =
         new Responder(
             (m, raw) -> {
-              int num = m.block2().map(CoapMessage.Block::num).orElse(0);
+              int num = block2Num(m);
               int from = num * 32;
               int to = Math.min(doc.length, from + 32);
               byte[] part = java.util.Arrays.copyOfRange(doc, from, to);
-              return List.of(response(m, 40, new CoapMessage.Block(num, to < doc.length, 1), part));
+              return List.of(response(m, 40, new BlockOption(1, to < doc.length, num), part));
             });
     Prober.Answer answer = ask(List.of(r.endpoint())).answers().get(r.endpoint());
     assertThat(answer).isInstanceOf(Prober.Answer.Links.class);
@@ -143,12 +149,12 @@ class MaliciousCoapTest {
     Responder r =
         new Responder(
             (m, raw) -> {
-              int num = m.block2().map(CoapMessage.Block::num).orElse(0);
+              int num = block2Num(m);
               return List.of(
                   response(
                       m,
                       40,
-                      new CoapMessage.Block(num, true, 6),
+                      new BlockOption(6, true, num),
                       "</x>,".repeat(200).getBytes(StandardCharsets.US_ASCII)));
             });
     Prober.Answers answers = ask(List.of(r.endpoint()));
@@ -166,25 +172,17 @@ class MaliciousCoapTest {
             (m, raw) -> List.of(response(m, 50, null, "{}".getBytes(StandardCharsets.US_ASCII))));
     Responder notFound =
         new Responder(
-            (m, raw) -> {
-              byte[] r = response(m, null, null, new byte[0]);
-              r[1] = (byte) 132; // 4.04
-              return List.of(r);
-            });
+            (m, raw) ->
+                List.of(
+                    response(m.getToken(), CoAP.ResponseCode.NOT_FOUND, null, null, new byte[0])));
     Responder huge = new Responder((m, raw) -> List.of(response(m, 40, null, new byte[1900])));
     Responder foreignToken =
         new Responder(
             (m, raw) ->
                 List.of(
                     response(
-                        new CoapMessage(
-                            1,
-                            1,
-                            1,
-                            new byte[] {7},
-                            java.util.Optional.empty(),
-                            java.util.Optional.empty(),
-                            new byte[0]),
+                        new Token(new byte[] {7}),
+                        CoAP.ResponseCode.CONTENT,
                         40,
                         null,
                         "</x>".getBytes(StandardCharsets.US_ASCII))));
@@ -202,11 +200,9 @@ class MaliciousCoapTest {
                 json.endpoint(),
                 new Prober.Answer.Refused("content format 50 is not link format (40)")),
             Map.entry(notFound.endpoint(), new Prober.Answer.Refused("answered 4.04, not 2.05")));
+    assertThat(answers.problems().keySet()).anyMatch(k -> k.startsWith("not a CoAP message: "));
     assertThat(answers.problems())
-        .containsKeys(
-            "not a CoAP message: datagram shorter than a CoAP header",
-            "datagram over 1500 bytes",
-            "a CoAP message with a token not ours");
+        .containsKeys("datagram over 1500 bytes", "a CoAP message with a token not ours");
   }
 
   @Test
@@ -253,5 +249,48 @@ class MaliciousCoapTest {
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin)).isLessThan(1000);
     assertThat(prober.ask(List.of(silent.endpoint()), Duration.ofSeconds(1)))
         .isCompletedExceptionally();
+  }
+
+  /** Threads of the JVM not counting the JIT's, which come and go on their own. */
+  private static java.util.Set<Thread> threads() {
+    java.util.Set<Thread> all = new java.util.HashSet<>(Thread.getAllStackTraces().keySet());
+    all.removeIf(t -> t.getName().startsWith("C1 ") || t.getName().startsWith("C2 "));
+    return all;
+  }
+
+  @Test
+  void aRoundStartsNoThread() throws Exception {
+    byte[] doc = "</a>;rt=x".getBytes(StandardCharsets.US_ASCII);
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Responder r =
+        new Responder(
+            (m, raw) -> {
+              asked.incrementAndGet();
+              return List.of(response(m, 40, null, doc));
+            });
+    Responder silent = new Responder((m, raw) -> List.of());
+    scheduler.submit(() -> {}).get(); // the scheduler's one thread exists before counting
+    java.util.Set<Thread> idle = threads();
+    UdpProber prober = new UdpProber(scheduler, false, false, 5683, List.of());
+    var round = prober.ask(List.of(r.endpoint(), silent.endpoint()), Duration.ofSeconds(30));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (asked.get() == 0 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(asked.get()).isPositive();
+    scheduler.submit(() -> {}).get(); // and a drain had its turn after the answer was sent
+    // the round is collecting (one host answered, one silent): the threads are the same
+    assertThat(round).isNotDone();
+    java.util.Set<Thread> during = threads();
+    during.removeAll(idle);
+    assertThat(during).isEmpty();
+    System.out.println("COAP_THREADS idle=" + idle.size() + " during=" + threads().size());
+    prober.close();
+    assertThat(round.get(2, TimeUnit.SECONDS).answers()).containsKey(r.endpoint());
+    java.util.Set<Thread> after = threads();
+    after.removeAll(idle);
+    assertThat(after).isEmpty();
+    System.out.println("COAP_THREADS after=" + threads().size());
   }
 }

@@ -1,8 +1,8 @@
 package io.jakri.agent;
 
-import io.jakri.agent.allocation.ContainerPaths;
 import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
+import io.jakri.agent.model.ContainerPaths;
 import java.util.Set;
 import java.util.TreeSet;
 

@@ -128,7 +128,7 @@ class AgentProcessIT {
         .anyMatch(l -> l.startsWith("  capacity: the devices the agent advertises per resource;"))
         .anyMatch(l -> l.startsWith("  allocatable: of those, the ones advertised healthy."))
         .noneMatch(l -> l.startsWith("$ "));
-    for (String line : io.jakri.agent.allocation.EnvContractTest.spookdSeedEnvLines()) {
+    for (String line : io.jakri.agent.model.EnvContractTest.spookdSeedEnvLines()) {
       assertThat(output).contains(line + System.lineSeparator());
     }
     assertThat(new File(tmp.resolve("work").resolve("device-plugins").toString())).isDirectory();

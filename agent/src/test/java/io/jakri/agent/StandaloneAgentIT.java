@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.jakri.agent.allocation.EnvContractTest;
 import io.jakri.agent.instance.Instance;
+import io.jakri.agent.model.EnvContractTest;
 import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.emulator.AdmissionException;
 import io.jakri.kubelet.emulator.Container;

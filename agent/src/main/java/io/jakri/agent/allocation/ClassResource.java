@@ -3,6 +3,8 @@ package io.jakri.agent.allocation;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.ResourceBackend;
 import io.jakri.agent.instance.Instance;
+import io.jakri.agent.model.EnvContract;
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.InstanceNames;
 import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;

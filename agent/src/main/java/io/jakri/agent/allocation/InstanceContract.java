@@ -1,5 +1,7 @@
 package io.jakri.agent.allocation;
 
+import io.jakri.agent.model.EnvContract;
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.jakri.agent.allocation;
 
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import io.jakri.kubelet.v1beta1.DeviceSpec;

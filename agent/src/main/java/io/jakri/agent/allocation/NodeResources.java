@@ -7,6 +7,7 @@ import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.v1beta1.CDIDevice;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;

@@ -2,7 +2,7 @@ package io.jakri.agent.cdi;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.jakri.agent.allocation.ContainerPaths;
+import io.jakri.agent.model.ContainerPaths;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponseOrBuilder;
 import io.jakri.kubelet.v1beta1.DeviceSpec;
 import io.jakri.kubelet.v1beta1.Mount;

@@ -1,6 +1,6 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.LocalDevice;
+import io.jakri.agent.model.LocalDevice;
 import java.time.Instant;
 
 /**

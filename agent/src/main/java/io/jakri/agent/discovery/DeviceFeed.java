@@ -1,7 +1,7 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.agent.model.LocalDevice;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Iterator;

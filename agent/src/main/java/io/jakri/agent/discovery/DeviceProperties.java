@@ -1,6 +1,6 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.EnvContract;
+import io.jakri.agent.model.EnvContract;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.logging.LogText;
 import java.util.Collection;

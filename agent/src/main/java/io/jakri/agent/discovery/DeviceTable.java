@@ -1,10 +1,10 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.ContainerPaths;
-import io.jakri.agent.allocation.EnvContract;
-import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ContainerPaths;
+import io.jakri.agent.model.EnvContract;
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.InstanceNames;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.logging.LogText;

@@ -1,6 +1,6 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.ContainerPaths;
+import io.jakri.agent.model.ContainerPaths;
 import java.util.Objects;
 
 /**

@@ -1,8 +1,8 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.ContainerPaths;
-import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ContainerPaths;
+import io.jakri.agent.model.EnvContract;
 import io.jakri.handler.DiscoveryHandler;
 import java.time.Duration;
 import java.util.ArrayList;

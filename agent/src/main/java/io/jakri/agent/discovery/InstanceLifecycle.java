@@ -1,11 +1,11 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.allocation.LocalClaims;
-import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.agent.model.EnvContract;
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.SlotUsage;
 import java.util.LinkedHashMap;
 import java.util.Map;

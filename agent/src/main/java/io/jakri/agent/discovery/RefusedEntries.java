@@ -1,6 +1,6 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.ContainerPaths;
+import io.jakri.agent.model.ContainerPaths;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.logging.LogText;
 import java.util.EnumMap;

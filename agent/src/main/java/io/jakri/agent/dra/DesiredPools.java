@@ -1,8 +1,8 @@
 package io.jakri.agent.dra;
 
-import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.InstanceNames;
 import io.jakri.crd.SlotUsage;
 import java.util.ArrayList;

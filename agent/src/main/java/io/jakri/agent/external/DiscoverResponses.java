@@ -1,7 +1,7 @@
 package io.jakri.agent.external;
 
-import io.jakri.agent.allocation.EnvContract;
 import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.model.EnvContract;
 import io.jakri.handler.DiscoveredDevice;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,7 +1,5 @@
 package io.jakri.agent.metrics;
 
-import io.jakri.agent.allocation.ContainerPaths;
-import io.jakri.agent.allocation.LocalDevice;
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.deviceplugin.AllocateOutcome;
@@ -16,6 +14,8 @@ import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.agent.model.ContainerPaths;
+import io.jakri.agent.model.LocalDevice;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;

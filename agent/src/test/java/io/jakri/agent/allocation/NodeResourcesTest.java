@@ -12,6 +12,7 @@ import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.SlotUsage;
 import io.jakri.handler.DiscoveredDevice;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.jakri.agent.LogCapture;
 import io.jakri.agent.allocation.InstanceContract;
-import io.jakri.agent.allocation.LocalDevice;
+import io.jakri.agent.model.LocalDevice;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;

@@ -2,7 +2,7 @@ package io.jakri.agent.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.jakri.agent.allocation.EnvContract;
+import io.jakri.agent.model.EnvContract;
 import io.jakri.handler.DiscoveredDevice;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -379,8 +379,8 @@ class DeviceTableTest {
         table.apply(List.of(hostile, clean), T0, DeviceTable.Neighbours.NONE);
 
     assertThat(first.refusedEntries())
-        .containsEntry(io.jakri.agent.allocation.ContainerPaths.Kind.MOUNT, 1)
-        .containsEntry(io.jakri.agent.allocation.ContainerPaths.Kind.DEVICE_NODE, 2);
+        .containsEntry(io.jakri.agent.model.ContainerPaths.Kind.MOUNT, 1)
+        .containsEntry(io.jakri.agent.model.ContainerPaths.Kind.DEVICE_NODE, 2);
     assertThat(first.warnings())
         .singleElement()
         .asString()
@@ -414,7 +414,7 @@ class DeviceTableTest {
         table.apply(List.of(worse, clean), T0.plusSeconds(2), DeviceTable.Neighbours.NONE);
     assertThat(changed.warnings()).singleElement().asString().contains("/var/lib/kubelet");
     assertThat(changed.refusedEntries())
-        .containsExactly(Map.entry(io.jakri.agent.allocation.ContainerPaths.Kind.MOUNT, 1));
+        .containsExactly(Map.entry(io.jakri.agent.model.ContainerPaths.Kind.MOUNT, 1));
   }
 
   @Test
@@ -434,7 +434,7 @@ class DeviceTableTest {
     }
     DeviceTable.Outcome outcome = table.apply(devices, T0, DeviceTable.Neighbours.NONE);
     assertThat(outcome.refusedEntries())
-        .containsExactly(Map.entry(io.jakri.agent.allocation.ContainerPaths.Kind.MOUNT, 50));
+        .containsExactly(Map.entry(io.jakri.agent.model.ContainerPaths.Kind.MOUNT, 50));
     assertThat(outcome.warnings()).hasSize(RefusedEntries.MAX_LOGGED_PER_SNAPSHOT + 1);
     assertThat(outcome.warnings().get(RefusedEntries.MAX_LOGGED_PER_SNAPSHOT))
         .startsWith("30 more devices have refused mounts or device nodes");

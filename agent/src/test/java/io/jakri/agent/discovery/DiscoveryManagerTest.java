@@ -182,7 +182,7 @@ class DiscoveryManagerTest {
             System::nanoTime,
             ClassPolicy.defaults(),
             false,
-            io.jakri.agent.allocation.ContainerPaths.DEFAULT,
+            io.jakri.agent.model.ContainerPaths.DEFAULT,
             SlotLimits.defaults(),
             HandlerLimits.defaults(),
             e -> {

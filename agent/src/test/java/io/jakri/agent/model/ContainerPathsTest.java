@@ -1,4 +1,4 @@
-package io.jakri.agent.allocation;
+package io.jakri.agent.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.jakri.agent.allocation;
+package io.jakri.agent.model;
 
 import io.jakri.handler.Names;
 import java.util.LinkedHashMap;

@@ -140,7 +140,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         new OpenFilesHold(
             new FileHeadroom(files, clock), scheduler, control, this::pump, this::emit);
     this.publishes =
-        new Coalescer<>(scheduler, COALESCE, e -> e.publishes, ServedResource::publish);
+        new Coalescer<>(scheduler, COALESCE, e -> e.publishPending, ServedResource::publish);
     this.servers = new Servers(group, grpcExecutor, this::emit);
     this.kubelet = new KubeletConnection(dir, group, grpcExecutor);
     this.registrations =
@@ -237,10 +237,10 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   }
 
   /**
-   * Pushes the resource's current devices to the kubelet if they changed. Any thread. A refresh is
-   * published at once when the resource's last publish is {@link #COALESCE} ago or more; those
-   * sooner are published together a window after it ({@link Coalescer}; a class resource with a
-   * thousand members would otherwise send a thousand growing snapshots while they appear).
+   * Pushes the resource's current devices to the kubelet if they changed. Any thread. Refreshes
+   * that arrive within {@link #COALESCE} of each other are published once ({@link Coalescer}; a
+   * class resource with a thousand members would otherwise send a thousand growing snapshots while
+   * they appear).
    */
   @Override
   public void refresh(String resource) {

@@ -3,6 +3,7 @@ package io.jakri.agent.deviceplugin;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What {@link DevicePluginManager} knows of one served resource: its backend, its current server
@@ -41,7 +42,7 @@ final class ServedResource {
 
   long rounds;
 
-  final Coalescer.Slot publishes = new Coalescer.Slot();
+  final AtomicBoolean publishPending = new AtomicBoolean();
   int attempts;
   ScheduledFuture<?> retry;
 

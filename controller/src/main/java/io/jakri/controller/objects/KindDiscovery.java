@@ -100,9 +100,7 @@ public final class KindDiscovery {
         List<ServedResource> added =
             found.served().stream().filter(s -> !before.contains(s)).toList();
         if (!added.isEmpty() && found.served().containsAll(before)) {
-          LOG.info(
-              "instance objects may now also be: {}",
-              added.stream().map(s -> s.kind() + " (" + s.name() + ")").toList());
+          LOG.info("instance objects may now also be: {}", ServedResource.describe(added));
           kinds = found;
         }
       } catch (KubernetesClientException e) {

@@ -117,9 +117,7 @@ public final class ObjectKinds {
     unserved.forEach(
         (r, why) -> LOG.warn("--instance-object-resources {}: {}; {}", r, why, unservedSuffix));
     if (!served.isEmpty()) {
-      LOG.info(
-          "instance objects may be: {}",
-          served.stream().map(s -> s.kind() + " (" + s.name() + ")").toList());
+      LOG.info("instance objects may be: {}", ServedResource.describe(served));
     }
   }
 

@@ -30,4 +30,9 @@ public record ServedResource(
   public String name() {
     return group.isEmpty() ? resource : resource + "." + group;
   }
+
+  /** Each kind with its flag name, {@code Kind (resource[.group])}, for log lines. */
+  static java.util.List<String> describe(java.util.List<ServedResource> kinds) {
+    return kinds.stream().map(s -> s.kind() + " (" + s.name() + ")").toList();
+  }
 }

@@ -132,7 +132,8 @@ public final class Bench {
       Set<String> scenarios,
       boolean cds,
       Map<String, String> agentEnv,
-      Path workRoot) {
+      Path workRoot,
+      Optional<Path> componentJava) {
 
     /**
      * N Instances need 2N + about 40 file descriptors in the agent (each server's listening socket
@@ -193,10 +194,12 @@ public final class Bench {
               "opcua-silent",
               "controller",
               "shutdown",
-              "slowkubelet");
+              "slowkubelet",
+              "footprint");
       boolean cds = true;
       Map<String, String> env = new LinkedHashMap<>(AgentJvm.RECOMMENDED_ENV);
       Path workRoot = defaultWorkRoot();
+      Optional<Path> componentJava = Optional.empty();
       for (int i = 0; i < args.length; i++) {
         switch (args[i]) {
           case "--quick" -> quick = true;
@@ -213,6 +216,7 @@ public final class Bench {
           case "--bench-jar" -> benchCp = Path.of(args[++i]);
           case "--keep" -> keep = true;
           case "--work-root" -> workRoot = Path.of(args[++i]);
+          case "--java" -> componentJava = Optional.of(javaBinary(Path.of(args[++i])));
           case "--only" -> scenarios = Set.of(args[++i].split(","));
           case "--cds" -> cds = true;
           case "--no-cds" -> cds = false;
@@ -246,7 +250,17 @@ public final class Bench {
           scenarios,
           cds,
           Map.copyOf(env),
-          workRoot.toAbsolutePath());
+          workRoot.toAbsolutePath(),
+          componentJava);
+    }
+
+    /** {@code path} if it is a java executable, else {@code path/bin/java} (a JDK's home). */
+    private static Path javaBinary(Path path) {
+      Path binary = Files.isDirectory(path) ? path.resolve("bin").resolve("java") : path;
+      if (!Files.isExecutable(binary)) {
+        throw new IllegalArgumentException("--java " + path + ": no java executable there");
+      }
+      return binary.toAbsolutePath();
     }
 
     /**
@@ -306,7 +320,8 @@ public final class Bench {
   // ---------------------------------------------------------------- scenarios
 
   private void runAll() throws Exception {
-    if (options.cds) {
+    // The footprint and controller rows run what the chart ships, which has no AppCDS archive.
+    if (options.cds && !Set.of("footprint", "controller").containsAll(options.scenarios)) {
       agentJvm = new ArrayList<>(agentJvm);
       agentJvm.add("-XX:SharedArchiveFile=" + trainCds());
       floorJvm = new ArrayList<>(floorJvm);
@@ -423,6 +438,16 @@ public final class Bench {
             }
           });
       controllerInstances = n;
+    }
+    if (options.scenarios.contains("footprint")) {
+      FootprintBench footprint = new FootprintBench(options, work, this::add);
+      attempt(
+          "footprint_agent_rss_idle_mb",
+          () -> {
+            for (int run = 0; run < options.runs; run++) {
+              footprint.run(run, FOOTPRINT_AGENT_INSTANCES, FOOTPRINT_CONTROLLER_INSTANCES);
+            }
+          });
     }
     if (options.scenarios.contains("scale")
         || options.scenarios.contains("floor")
@@ -720,6 +745,7 @@ public final class Bench {
     floor(p + "p99_us", "noop_rpc_p99_us", "us", "p99 <= 2x floor", 2.0);
     summariseCluster();
     summariseController();
+    summariseFootprint();
     summariseShutdown();
     summariseSlowKubelet();
     fig("config_file_to_advertised_p50_ms", "ms", "(incl. 100 ms debounce)", Optional.empty());
@@ -932,6 +958,42 @@ public final class Bench {
       fig(c + "burst_" + n + "_s", "s", "(Pod + Service per Instance)", Optional.empty());
       fig(c + "burst_" + n + "_cpu_s", "s", "(CPU time)", Optional.empty());
     }
+  }
+
+  private static final int FOOTPRINT_AGENT_INSTANCES = 1000;
+  private static final int FOOTPRINT_CONTROLLER_INSTANCES = 500;
+
+  /** Issue 29's targets, as the chart runs agent and controller, each beside its floor. */
+  private void summariseFootprint() {
+    if (!samples.containsKey("footprint_agent_rss_idle_mb")) {
+      return;
+    }
+    String a = "footprint_agent_";
+    String c = "footprint_controller_";
+    int an = FOOTPRINT_AGENT_INSTANCES;
+    int cn = FOOTPRINT_CONTROLLER_INSTANCES;
+    below(a + "rss_idle_mb", a + "rss_idle_floor_mb", "MB", 56);
+    below(a + "rss_" + an + "_instances_mb", a + "rss_" + an + "_instances_floor_mb", "MB", 90);
+    below(c + "rss_idle_mb", c + "rss_idle_floor_mb", "MB", 64);
+    below(c + "rss_" + cn + "_instances_mb", c + "rss_" + cn + "_instances_floor_mb", "MB", 96);
+    below(a + "start_to_first_advertised_ms", a + "start_to_first_advertised_ms_floor", "ms", 700);
+    below(c + "start_to_ready_ms", c + "start_to_ready_ms_floor", "ms", 1500);
+    for (String label : List.of("idle", an + "_instances")) {
+      floor(a + "threads_" + label, a + "threads_" + label + "_floor", "threads", "-");
+      floor(a + "heap_" + label + "_mb", a + "heap_" + label + "_floor_mb", "MB", "-");
+    }
+    for (String label : List.of("idle", cn + "_instances")) {
+      floor(c + "threads_" + label, c + "threads_" + label + "_floor", "threads", "-");
+      floor(c + "heap_" + label + "_mb", c + "heap_" + label + "_floor_mb", "MB", "-");
+    }
+  }
+
+  /** A figure beside its floor with an absolute target {@code <= max}. */
+  private void below(String name, String floorName, String unit, double max) {
+    double v = med(name);
+    figures.add(
+        Figure.withFloor(
+            name, v, med(floorName), unit, "<= " + fmt(max) + " " + unit, Optional.of(v <= max)));
   }
 
   private void summariseCluster() {

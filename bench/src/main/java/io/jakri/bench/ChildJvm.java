@@ -18,11 +18,13 @@ final class ChildJvm implements AutoCloseable {
   private final Process process;
   private final Path log;
   private final long startedAt;
+  private final Path java;
 
-  private ChildJvm(Process process, Path log, long startedAt) {
+  private ChildJvm(Process process, Path log, long startedAt, Path java) {
     this.process = process;
     this.log = log;
     this.startedAt = startedAt;
+    this.java = java;
   }
 
   /** Starts {@code java <jvmFlags> <args>}, logging to {@code log}. */
@@ -34,15 +36,26 @@ final class ChildJvm implements AutoCloseable {
   static ChildJvm start(
       List<String> jvmFlags, java.util.Map<String, String> env, List<String> args, Path log)
       throws IOException {
+    return start(Path.of(System.getProperty("java.home"), "bin", "java"), jvmFlags, env, args, log);
+  }
+
+  /** Starts {@code <java> <jvmFlags> <args>}: another runtime than this JVM's. */
+  static ChildJvm start(
+      Path java,
+      List<String> jvmFlags,
+      java.util.Map<String, String> env,
+      List<String> args,
+      Path log)
+      throws IOException {
     List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add(java.toString());
     command.addAll(jvmFlags);
     command.addAll(args);
     ProcessBuilder builder =
         new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     builder.environment().putAll(env);
     long startedAt = System.nanoTime();
-    return new ChildJvm(builder.start(), log, startedAt);
+    return new ChildJvm(builder.start(), log, startedAt, java);
   }
 
   long pid() {
@@ -125,7 +138,17 @@ final class ChildJvm implements AutoCloseable {
     throw new IOException(field + " not in /proc/" + pid() + "/status");
   }
 
-  private static String jdkTool(String name) {
+  /** {@code jcmd VM.native_memory summary} (the child must run with NativeMemoryTracking). */
+  String nativeMemorySummary() throws IOException, InterruptedException {
+    return run(List.of(jdkTool("jcmd"), Long.toString(pid()), "VM.native_memory", "summary"));
+  }
+
+  /** The child's runtime's tool if it has one (a JDK), else this JVM's (a JRE has none). */
+  private String jdkTool(String name) {
+    Path own = java.resolveSibling(name);
+    if (Files.isExecutable(own)) {
+      return own.toString();
+    }
     return Path.of(System.getProperty("java.home"), "bin", name).toString();
   }
 

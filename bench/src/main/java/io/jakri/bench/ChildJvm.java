@@ -18,13 +18,13 @@ final class ChildJvm implements AutoCloseable {
   private final Process process;
   private final Path log;
   private final long startedAt;
-  private final Path java;
+  private final Path javaBinary;
 
-  private ChildJvm(Process process, Path log, long startedAt, Path java) {
+  private ChildJvm(Process process, Path log, long startedAt, Path javaBinary) {
     this.process = process;
     this.log = log;
     this.startedAt = startedAt;
-    this.java = java;
+    this.javaBinary = javaBinary;
   }
 
   /** Starts {@code java <jvmFlags> <args>}, logging to {@code log}. */
@@ -145,7 +145,7 @@ final class ChildJvm implements AutoCloseable {
 
   /** The child's runtime's tool if it has one (a JDK), else this JVM's (a JRE has none). */
   private String jdkTool(String name) {
-    Path own = java.resolveSibling(name);
+    Path own = javaBinary.resolveSibling(name);
     if (Files.isExecutable(own)) {
       return own.toString();
     }

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.allocation.ClaimKeeper;
 import io.jakri.agent.allocation.NodeResources;
@@ -166,7 +167,11 @@ public final class ClusterMode implements AgentMode {
             .withRequestTimeout(10_000)
             .build();
     LOG.info("API server {} ({})", config.getMasterUrl(), namespaces.describe());
-    return new KubernetesClientBuilder().withConfig(config).build();
+    // Named, not found on the class path: the tests' class path also holds Vert.x's factory.
+    return new KubernetesClientBuilder()
+        .withConfig(config)
+        .withHttpClientFactory(new JdkHttpClientFactory())
+        .build();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.jakri.agent.allocation;
 
+import io.jakri.agent.model.NodeClaims;
 import io.jakri.crd.SlotUsage;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ import java.util.function.Consumer;
  * <p>Thread-safe. Listeners are told (on the calling thread) the Instance name whenever a slot
  * entered or changed its usage, and must not block.
  */
-public final class LocalClaims {
+public final class LocalClaims implements NodeClaims {
 
   private final String node;
   // One lock over the record and its markers: a store event observed while a claim or a release
@@ -242,6 +243,7 @@ public final class LocalClaims {
   }
 
   /** Forgets every slot of an Instance (the device left this node). */
+  @Override
   public void releaseAll(String instance) {
     synchronized (lock) {
       held.remove(instance);
@@ -250,6 +252,7 @@ public final class LocalClaims {
   }
 
   /** The slots of {@code instance} this node holds, slot to usage (a copy). */
+  @Override
   public Map<String, SlotUsage> held(String instance) {
     synchronized (lock) {
       Map<String, SlotUsage> slots = held.get(instance);

@@ -1,11 +1,11 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.agent.model.EnvContract;
 import io.jakri.agent.model.LocalDevice;
+import io.jakri.agent.model.NodeClaims;
 import io.jakri.crd.SlotUsage;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * deleted when no node is left). Idempotent; called from the discovery thread.
  *
  * <p>A write that creates an Instance or adds this node to its {@code nodes} also carries this
- * node's claims ({@link LocalClaims}) in the slots it finds free (slot rule 1 in
+ * node's claims ({@link NodeClaims}) in the slots it finds free (slot rule 1 in
  * docs/operations.md): a node is never listed in an Instance it wrote without the slots it holds,
  * so an Instance deleted or replaced while pods use it comes back with their claims.
  */
@@ -31,9 +31,9 @@ public final class InstanceLifecycle {
 
   private final String node;
   private final InstanceUpdates updates;
-  private final LocalClaims claims;
+  private final NodeClaims claims;
 
-  public InstanceLifecycle(String node, InstanceUpdates updates, LocalClaims claims) {
+  public InstanceLifecycle(String node, InstanceUpdates updates, NodeClaims claims) {
     this.node = node;
     this.updates = updates;
     this.claims = claims;

@@ -2,7 +2,7 @@
 # Runs the jakri benchmark suite from the repository root: builds the jars unless they exist
 # (or --build is given), then prints the table and the BENCH lines. Extra arguments go to
 # io.jakri.bench.Bench (--quick, --runs N, --sizes 1000,5000, --agent-jvm "FLAGS", --keep,
-# --only idle,cluster,writes,fair,zeroconf,mqtt,coap,modbus,udev,opcua,opcua-silent,controller,
+# --only idle,cluster,writes,fair,zeroconf,mqtt,coap,modbus,udev,opcua,opcua-silent,controller,footprint,
 # scale,floor,shutdown,slowkubelet).
 set -eu
 cd "$(dirname "$0")/.."

@@ -62,7 +62,9 @@ final class ControllerBench {
               .resources(Configuration.class)
               .inNamespace(NS)
               .resource(
-                  client.getKubernetesSerialization().unmarshal(CONFIGURATION, Configuration.class))
+                  client
+                      .getKubernetesSerialization()
+                      .unmarshal(configuration(NS), Configuration.class))
               .create();
       Map<String, String> env = Map.of("KUBECONFIG", api.kubeconfig.toString());
       List<String> args =
@@ -77,7 +79,7 @@ final class ControllerBench {
         long cpu0 = controller.cpuMs();
         long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
-          client.resource(instance(configuration, String.format("cam-%06x", i))).create();
+          client.resource(instance(configuration, String.format("cam-%06x", i), NS, NODE)).create();
         }
         awaitCount(client, "pods", n, controller);
         awaitCount(client, "services", n + 1, controller);
@@ -129,10 +131,12 @@ final class ControllerBench {
     throw new IllegalStateException("controller did not log '" + text + "'");
   }
 
-  private static Instance instance(Configuration configuration, String name) {
+  /** Instance {@code name} of the broker Configuration {@code cam}, on {@code node}. */
+  static Instance instance(
+      Configuration configuration, String name, String namespace, String node) {
     Instance i = new Instance();
     i.getMetadata().setName(name);
-    i.getMetadata().setNamespace(NS);
+    i.getMetadata().setNamespace(namespace);
     i.getMetadata().setLabels(Map.of("akri.sh/configuration", "cam"));
     i.getMetadata()
         .setOwnerReferences(
@@ -145,9 +149,11 @@ final class ControllerBench {
                     .build()));
     InstanceSpec spec = new InstanceSpec();
     spec.setConfigurationName("cam");
+    // Required by the CRD (a real API server refuses an Instance without it; the mock does not).
+    spec.setCdiName("akri.sh/cam=" + name.substring(name.lastIndexOf('-') + 1));
     spec.setShared(false);
     spec.setCapacity(1);
-    spec.setNodes(new ArrayList<>(List.of(NODE)));
+    spec.setNodes(new ArrayList<>(List.of(node)));
     Map<String, String> usage = new LinkedHashMap<>();
     usage.put(name + "-0", "");
     spec.setDeviceUsage(usage);
@@ -155,13 +161,14 @@ final class ControllerBench {
     return i;
   }
 
-  private static final String CONFIGURATION =
-      """
+  /** The Configuration {@code cam} in {@code namespace}: a broker Pod and Services per Instance. */
+  static String configuration(String namespace) {
+    return """
       apiVersion: akri.sh/v0
       kind: Configuration
       metadata:
         name: cam
-        namespace: default
+        namespace: %s
       spec:
         discoveryHandler:
           name: simulated
@@ -182,5 +189,7 @@ final class ControllerBench {
           ports:
             - name: http
               port: 80
-      """;
+      """
+        .formatted(namespace);
+  }
 }

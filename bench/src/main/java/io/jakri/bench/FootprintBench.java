@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -13,7 +12,6 @@ import io.jakri.crd.Configuration;
 import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
 import io.jakri.crd.InstanceNames;
-import io.jakri.crd.InstanceSpec;
 import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.testing.kube.KubeBinaries;
 import io.jakri.testing.kube.RealApiServer;
@@ -26,7 +24,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -289,7 +286,7 @@ final class FootprintBench {
             .resource(
                 admin
                     .getKubernetesSerialization()
-                    .unmarshal(BROKER_CONFIGURATION, Configuration.class))
+                    .unmarshal(ControllerBench.configuration(NS), Configuration.class))
             .create();
     // The chart's ValidatingWebhookConfiguration (caBundle set by the controller), made after the
     // Configuration so that no admission call is waited for in this run.
@@ -323,7 +320,11 @@ final class FootprintBench {
       floorController(dir.resolve("floor-idle"), jvm, env, "idle");
 
       for (int i = 0; i < n; i++) {
-        admin.resource(instance(configuration, String.format("cam-%06x", i))).create();
+        admin
+            .resource(
+                ControllerBench.instance(
+                    configuration, String.format("cam-%06x", i), NS, CONTROLLER_NODE))
+            .create();
       }
       await(
           () -> admin.pods().inNamespace(NS).list().getItems().size() >= n,
@@ -478,33 +479,6 @@ final class FootprintBench {
     }
   }
 
-  private static Instance instance(Configuration configuration, String name) {
-    Instance i = new Instance();
-    i.getMetadata().setName(name);
-    i.getMetadata().setNamespace(NS);
-    i.getMetadata().setLabels(Map.of("akri.sh/configuration", "cam"));
-    i.getMetadata()
-        .setOwnerReferences(
-            List.of(
-                new OwnerReferenceBuilder()
-                    .withApiVersion("akri.sh/v0")
-                    .withKind("Configuration")
-                    .withName("cam")
-                    .withUid(configuration.getMetadata().getUid())
-                    .build()));
-    InstanceSpec spec = new InstanceSpec();
-    spec.setConfigurationName("cam");
-    spec.setCdiName("akri.sh/cam=" + name.substring(name.lastIndexOf('-') + 1));
-    spec.setShared(false);
-    spec.setCapacity(1);
-    spec.setNodes(new ArrayList<>(List.of(CONTROLLER_NODE)));
-    Map<String, String> usage = new LinkedHashMap<>();
-    usage.put(name + "-0", "");
-    spec.setDeviceUsage(usage);
-    i.setSpec(spec);
-    return i;
-  }
-
   private static String webhookConfiguration() {
     return """
         apiVersion: admissionregistration.k8s.io/v1
@@ -531,33 +505,4 @@ final class FootprintBench {
         """
         .formatted(WEBHOOK, WEBHOOK, NS);
   }
-
-  private static final String BROKER_CONFIGURATION =
-      """
-      apiVersion: akri.sh/v0
-      kind: Configuration
-      metadata:
-        name: cam
-        namespace: akri
-      spec:
-        discoveryHandler:
-          name: simulated
-        capacity: 1
-        brokerSpec:
-          brokerPodSpec:
-            containers:
-              - name: broker
-                image: nginx:1
-                resources:
-                  limits:
-                    "{{PLACEHOLDER}}": "1"
-        instanceServiceSpec:
-          ports:
-            - name: http
-              port: 80
-        configurationServiceSpec:
-          ports:
-            - name: http
-              port: 80
-      """;
 }

@@ -459,16 +459,9 @@ final class ClusterBench {
    */
   private Node startAgent(MockApi api, Path root, String node, boolean quiet) throws IOException {
     Path dir = Files.createDirectories(root.resolve(node));
-    Files.createDirectories(dir.resolve("pr"));
     @SuppressWarnings("deprecation")
     EventLoopGroup group = new EpollEventLoopGroup(2);
-    KubeletEmulator emulator =
-        KubeletEmulator.builder(dir.resolve("dp"))
-            .podResourcesSocket(dir.resolve("pr").resolve("kubelet.sock"))
-            .writeCheckpoint(false)
-            .eventLoopGroup(group)
-            .build();
-    emulator.start();
+    KubeletEmulator emulator = FootprintBench.emulator(dir, group);
     List<String> args =
         List.of(
             "-jar",

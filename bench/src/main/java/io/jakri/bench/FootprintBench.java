@@ -385,7 +385,11 @@ final class FootprintBench {
     return repo.resolve("controller").resolve("target").resolve("jakri-controller.jar");
   }
 
-  private static KubeletEmulator emulator(Path dir, EventLoopGroup group) throws IOException {
+  /**
+   * A started kubelet emulator in this JVM for {@code dir/dp} (PodResources on {@code
+   * dir/pr/kubelet.sock}), checkpoint writing off, so that the child JVM does its own work only.
+   */
+  static KubeletEmulator emulator(Path dir, EventLoopGroup group) throws IOException {
     Files.createDirectories(dir.resolve("pr"));
     KubeletEmulator emulator =
         KubeletEmulator.builder(dir.resolve("dp"))

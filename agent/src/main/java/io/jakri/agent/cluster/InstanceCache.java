@@ -13,17 +13,18 @@ import java.util.function.Function;
 /**
  * The agent's view of the Instances, by name: fed with the resources the watch delivers and those
  * this agent's own writes return, whichever is newer by resourceVersion. Each state is cached as
- * {@link SlotGuards#guard} makes it from the previous one (or, after a deletion by someone else,
- * from the deleted state the {@link Tombstones} remember). An Instance in another namespace than
- * its Configuration's is ignored. Thread-safe; listeners are called from the offering or forgetting
- * thread, and each call reflects a state at least as new as the previous one for that Instance.
+ * {@link HolderOnlyRelease#guard} makes it from the previous one (or, after a deletion by someone
+ * else, from the deleted state the {@link DeletedClaims} remember). An Instance in another
+ * namespace than its Configuration's is ignored. Thread-safe; listeners are called from the
+ * offering or forgetting thread, and each call reflects a state at least as new as the previous one
+ * for that Instance.
  */
 final class InstanceCache {
 
   private final String node;
   private final Function<String, Optional<String>> namespaceOf;
   private final Map<String, CachedInstance> cache = new ConcurrentHashMap<>();
-  private final Tombstones tombstones;
+  private final DeletedClaims deletedClaims;
   private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
   /**
@@ -31,14 +32,14 @@ final class InstanceCache {
    * @param namespaceOf the namespace of the named Configuration; empty when it is unknown
    */
   InstanceCache(String node, Function<String, Optional<String>> namespaceOf) {
-    this(node, namespaceOf, new Tombstones());
+    this(node, namespaceOf, new DeletedClaims());
   }
 
   InstanceCache(
-      String node, Function<String, Optional<String>> namespaceOf, Tombstones tombstones) {
+      String node, Function<String, Optional<String>> namespaceOf, DeletedClaims deletedClaims) {
     this.node = node;
     this.namespaceOf = namespaceOf;
-    this.tombstones = tombstones;
+    this.deletedClaims = deletedClaims;
   }
 
   void addListener(Listener listener) {
@@ -59,10 +60,10 @@ final class InstanceCache {
 
   /**
    * {@code instance} with the claims of the state of that name last seen deleted restored into its
-   * free slots (slot rule 2, see {@link Tombstones#restore(Instance)}).
+   * free slots (slot rule 2, see {@link DeletedClaims#restore(Instance)}).
    */
   Instance restore(Instance instance) {
-    return tombstones.restore(instance);
+    return deletedClaims.restore(instance);
   }
 
   /**
@@ -108,13 +109,13 @@ final class InstanceCache {
               if (old != null && old.value().version() >= version) {
                 return old;
               }
-              CachedInstance previous = old != null ? old : tombstones.take(name);
-              made[0] = SlotGuards.guard(previous, resource, actual, node);
+              CachedInstance previous = old != null ? old : deletedClaims.take(name);
+              made[0] = HolderOnlyRelease.guard(previous, resource, actual, node);
               changed[0] = old == null || !old.value().sameContent(made[0].value());
               return made[0];
             });
     if (made[0] != null) {
-      SlotGuards.logGuards(known, made[0], node);
+      HolderOnlyRelease.logGuards(known, made[0], node);
     }
     if (changed[0]) {
       for (Listener l : listeners) {
@@ -142,7 +143,7 @@ final class InstanceCache {
         });
     if (removed[0] != null) {
       if (remember) {
-        tombstones.remember(name, removed[0]);
+        deletedClaims.remember(name, removed[0]);
       }
       for (Listener l : listeners) {
         l.deleted(name);

@@ -53,11 +53,11 @@ import org.slf4j.LoggerFactory;
  *       only slots that are free or in its record (slot rule 4): a holder named by someone else is
  *       not a claim.
  *   <li>{@link #create} of an Instance this agent saw deleted restores the claims (and holders) the
- *       deleted state carried ({@code Tombstones}).
+ *       deleted state carried ({@code DeletedClaims}).
  *   <li>Only a holder frees its slot: this store records the slots its node frees in {@link
- *       #RELEASED_ANNOTATION}, and its view keeps a slot of another node held ({@code SlotGuards})
- *       when that slot turns free without the holder's entry, unless the same object stopped
- *       listing the holder in {@code nodes}.
+ *       #RELEASED_ANNOTATION}, and its view keeps a slot of another node held ({@code
+ *       HolderOnlyRelease}) when that slot turns free without the holder's entry, unless the same
+ *       object stopped listing the holder in {@code nodes}.
  * </ol>
  *
  * <p>Why no order of events lets a second node win a slot node A holds: a grant is a write of the

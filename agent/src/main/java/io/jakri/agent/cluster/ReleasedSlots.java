@@ -11,7 +11,8 @@ import java.util.Optional;
 
 /**
  * The {@link #ANNOTATION} of an Instance: the slots their holders freed themselves (slot rule 3 in
- * docs/operations.md), read by {@link SlotGuards} to tell a holder's own free from someone else's.
+ * docs/operations.md), read by {@link HolderOnlyRelease} to tell a holder's own free from someone
+ * else's.
  */
 final class ReleasedSlots {
 

@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * answers every registration while it also admits pods) nor keeps another Configuration's resources
  * waiting behind all of its own. A new server of the same resource starts only after the old one
  * has stopped (its stream has ended before the replacement registers). Within a reserve of the
- * open-files limit, starts wait ({@link OpenFilesHold}). The directory watch is a {@link
+ * open-files limit, starts wait ({@link ServerStartPause}). The directory watch is a {@link
  * PluginDirWatch}; what it reports, and a periodic check, bring the servers and registrations in
  * line ({@link Resync}); the kubelet's socket and generation are a {@link KubeletConnection}.
  *
@@ -85,7 +85,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   private ScheduledFuture<?> periodic;
   private final StartQueue queue = new StartQueue(IN_FLIGHT);
   private final Map<String, ServedResource> bySocket = new HashMap<>();
-  private final OpenFilesHold hold;
+  private final ServerStartPause hold;
   private volatile boolean closed;
 
   public DevicePluginManager(
@@ -137,7 +137,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
               return t;
             });
     this.hold =
-        new OpenFilesHold(
+        new ServerStartPause(
             new FileHeadroom(files, clock), scheduler, control, this::pump, this::emit);
     this.publishes =
         new Coalescer<>(scheduler, COALESCE, e -> e.publishPending, ServedResource::publish);

@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>Node Events use the node name as the involved object's uid, as the kubelet's own do, so {@code
  * kubectl describe node} lists them next to the kubelet's. Messages are stable per cause, so the
  * recorder's correlation turns repeats into a higher {@code count} on one Event. Each reason has
- * its own {@link Budget} (default {@value #DEFAULT_BUDGET} per {@link #DEFAULT_BUDGET_WINDOW}): a
- * kubelet refusing thousands of resources, or contention on thousands of Instances, raises a
- * bounded number of API writes; the rest are logged.
+ * its own {@link EventRateLimit} (default {@value #DEFAULT_BUDGET} per {@link
+ * #DEFAULT_BUDGET_WINDOW}): a kubelet refusing thousands of resources, or contention on thousands
+ * of Instances, raises a bounded number of API writes; the rest are logged.
  *
  * <p>Fed by the agent's event stream ({@link AgentEvent}). Threading: called from the device-plugin
  * control thread, gRPC threads and the plugin loader; returns at once ({@link Events} only queues
@@ -63,9 +63,9 @@ public final class AgentEvents implements java.util.function.Consumer<AgentEvent
   private final Function<String, Optional<String>> instanceUid;
   private final RegistrationFailures registrations;
   private final ConflictStorms storms;
-  private final Budget registrationBudget;
-  private final Budget stormBudget;
-  private final Budget pluginBudget;
+  private final EventRateLimit registrationBudget;
+  private final EventRateLimit stormBudget;
+  private final EventRateLimit pluginBudget;
 
   /** With the default thresholds, windows and budgets. */
   public AgentEvents(
@@ -153,9 +153,9 @@ public final class AgentEvents implements java.util.function.Consumer<AgentEvent
     this.instanceUid = Objects.requireNonNull(instanceUid, "instanceUid");
     this.registrations = Objects.requireNonNull(registrations, "registrations");
     this.storms = Objects.requireNonNull(storms, "storms");
-    this.registrationBudget = new Budget(clock, budget, budgetWindow);
-    this.stormBudget = new Budget(clock, budget, budgetWindow);
-    this.pluginBudget = new Budget(clock, budget, budgetWindow);
+    this.registrationBudget = new EventRateLimit(clock, budget, budgetWindow);
+    this.stormBudget = new EventRateLimit(clock, budget, budgetWindow);
+    this.pluginBudget = new EventRateLimit(clock, budget, budgetWindow);
   }
 
   /** Raises the Events {@code event} calls for, if any. Any thread; returns at once. */
@@ -240,11 +240,11 @@ public final class AgentEvents implements java.util.function.Consumer<AgentEvent
             + problem.reason());
   }
 
-  private void warn(Budget budget, ObjectRef ref, String reason, String message) {
-    Budget.Grant grant = budget.acquire();
-    if (grant == Budget.Grant.GRANTED) {
+  private void warn(EventRateLimit budget, ObjectRef ref, String reason, String message) {
+    EventRateLimit.Grant grant = budget.acquire();
+    if (grant == EventRateLimit.Grant.GRANTED) {
       events.warning(ref, reason, message);
-    } else if (grant == Budget.Grant.FIRST_REFUSAL) {
+    } else if (grant == EventRateLimit.Grant.FIRST_REFUSAL) {
       // One line per streak: a kubelet refusing thousands of resources must not flood the log.
       LOG.warn(
           "{} {} (Event budget used up, not recorded; further ones are logged at debug until the"

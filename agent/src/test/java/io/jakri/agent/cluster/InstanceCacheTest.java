@@ -23,7 +23,9 @@ class InstanceCacheTest {
     // Configuration x lives in namespace jakri; this agent runs on node n2.
     cache =
         new InstanceCache(
-            "n2", c -> c.equals("x") ? Optional.of("jakri") : Optional.empty(), new Tombstones());
+            "n2",
+            c -> c.equals("x") ? Optional.of("jakri") : Optional.empty(),
+            new DeletedClaims());
     cache.addListener(
         new InstanceStore.Listener() {
           @Override

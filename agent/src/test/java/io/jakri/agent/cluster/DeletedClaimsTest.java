@@ -11,7 +11,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /** Slot rule 2: an Instance created again after a deletion gets back the claims it carried. */
-class TombstonesTest {
+class DeletedClaimsTest {
 
   private static Instance x(String name, List<String> nodes, Map<String, SlotUsage> usage) {
     return new Instance(name, "x", 3, true, new TreeSet<>(nodes), usage, Map.of(), 10);
@@ -44,7 +44,7 @@ class TombstonesTest {
     Map<String, SlotUsage> mine = Map.of("x-aaaaaa-1", new SlotUsage.NodeUse("n2"));
     Instance again = fresh("x-aaaaaa").withUsage(mine);
 
-    Instance restored = Tombstones.restore(again, deleted);
+    Instance restored = DeletedClaims.restore(again, deleted);
 
     assertThat(restored.deviceUsage())
         .containsEntry("x-aaaaaa-0", new SlotUsage.NodeUse("n1"))
@@ -52,38 +52,38 @@ class TombstonesTest {
         .containsEntry("x-aaaaaa-2", SlotUsage.Free.INSTANCE);
     assertThat(restored.nodes()).containsExactly("n1", "n2");
     // Nothing to restore: the very Instance comes back.
-    assertThat(Tombstones.restore(again, fresh("x-aaaaaa"))).isSameAs(again);
+    assertThat(DeletedClaims.restore(again, fresh("x-aaaaaa"))).isSameAs(again);
   }
 
   @Test
   void onlyADeletedStateThatHeldSlotsIsRememberedAndTakingItForgetsIt() {
-    Tombstones tombstones = new Tombstones();
-    tombstones.remember("x-aaaaaa", last(fresh("x-aaaaaa")));
-    tombstones.remember(
+    DeletedClaims deletedClaims = new DeletedClaims();
+    deletedClaims.remember("x-aaaaaa", last(fresh("x-aaaaaa")));
+    deletedClaims.remember(
         "x-bbbbbb",
         last(x("x-bbbbbb", List.of("n1"), Map.of("x-bbbbbb-2", new SlotUsage.NodeUse("n1")))));
 
-    assertThat(tombstones.take("x-aaaaaa")).isNull();
+    assertThat(deletedClaims.take("x-aaaaaa")).isNull();
     Instance again = fresh("x-bbbbbb");
-    assertThat(tombstones.restore(again).deviceUsage().get("x-bbbbbb-2"))
+    assertThat(deletedClaims.restore(again).deviceUsage().get("x-bbbbbb-2"))
         .isEqualTo(new SlotUsage.NodeUse("n1"));
     // Restoring keeps it (a create may fail and be retried); taking it forgets it.
-    assertThat(tombstones.take("x-bbbbbb")).isNotNull();
-    assertThat(tombstones.restore(again)).isSameAs(again);
-    assertThat(tombstones.take("x-bbbbbb")).isNull();
+    assertThat(deletedClaims.take("x-bbbbbb")).isNotNull();
+    assertThat(deletedClaims.restore(again)).isSameAs(again);
+    assertThat(deletedClaims.take("x-bbbbbb")).isNull();
   }
 
   @Test
   void beyondItsCapacityTheEldestAreForgottenFirst() {
-    Tombstones tombstones = new Tombstones(2);
+    DeletedClaims deletedClaims = new DeletedClaims(2);
     for (String name : List.of("x-aaaaaa", "x-bbbbbb", "x-cccccc")) {
-      tombstones.remember(
+      deletedClaims.remember(
           name, last(x(name, List.of("n1"), Map.of(name + "-0", new SlotUsage.NodeUse("n1")))));
     }
 
-    assertThat(tombstones.take("x-aaaaaa")).isNull();
-    assertThat(tombstones.take("x-bbbbbb")).isNotNull();
-    assertThat(tombstones.take("x-cccccc")).isNotNull();
-    assertThat(Tombstones.MAX_TOMBSTONES).isEqualTo(256);
+    assertThat(deletedClaims.take("x-aaaaaa")).isNull();
+    assertThat(deletedClaims.take("x-bbbbbb")).isNotNull();
+    assertThat(deletedClaims.take("x-cccccc")).isNotNull();
+    assertThat(DeletedClaims.MAX_KEPT).isEqualTo(256);
   }
 }

@@ -10,7 +10,7 @@ import java.util.Objects;
  * At most {@code max} grants in any trailing {@code window}: keeps a burst of occurrences from
  * turning into a burst of API writes. Thread-safe.
  */
-public final class Budget {
+public final class EventRateLimit {
 
   private final Clock clock;
   private final int max;
@@ -26,7 +26,7 @@ public final class Budget {
     REFUSED
   }
 
-  public Budget(Clock clock, int max, Duration window) {
+  public EventRateLimit(Clock clock, int max, Duration window) {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.window = Objects.requireNonNull(window, "window");
     if (max < 1 || window.isNegative() || window.isZero()) {

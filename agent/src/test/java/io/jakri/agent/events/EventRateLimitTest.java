@@ -7,13 +7,13 @@ import io.jakri.agent.MutableClock;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-class BudgetTest {
+class EventRateLimitTest {
 
   final MutableClock clock = new MutableClock();
 
   @Test
   void grantsUpToMaxPerTrailingWindowThenAgainAsTheOldestLeave() {
-    Budget budget = new Budget(clock, 2, Duration.ofMinutes(10));
+    EventRateLimit budget = new EventRateLimit(clock, 2, Duration.ofMinutes(10));
     assertThat(budget.tryAcquire()).isTrue();
     clock.advance(Duration.ofMinutes(4));
     assertThat(budget.tryAcquire()).isTrue();
@@ -27,20 +27,20 @@ class BudgetTest {
 
   @Test
   void countsTheRefusalsOfAStreakSoOnlyItsFirstIsTold() {
-    Budget budget = new Budget(clock, 1, Duration.ofMinutes(10));
-    assertThat(budget.acquire()).isEqualTo(Budget.Grant.GRANTED);
-    assertThat(budget.acquire()).isEqualTo(Budget.Grant.FIRST_REFUSAL);
-    assertThat(budget.acquire()).isEqualTo(Budget.Grant.REFUSED);
+    EventRateLimit budget = new EventRateLimit(clock, 1, Duration.ofMinutes(10));
+    assertThat(budget.acquire()).isEqualTo(EventRateLimit.Grant.GRANTED);
+    assertThat(budget.acquire()).isEqualTo(EventRateLimit.Grant.FIRST_REFUSAL);
+    assertThat(budget.acquire()).isEqualTo(EventRateLimit.Grant.REFUSED);
     clock.advance(Duration.ofMinutes(10));
-    assertThat(budget.acquire()).isEqualTo(Budget.Grant.GRANTED);
-    assertThat(budget.acquire()).isEqualTo(Budget.Grant.FIRST_REFUSAL);
+    assertThat(budget.acquire()).isEqualTo(EventRateLimit.Grant.GRANTED);
+    assertThat(budget.acquire()).isEqualTo(EventRateLimit.Grant.FIRST_REFUSAL);
   }
 
   @Test
   void refusesNonsenseLimits() {
-    assertThatThrownBy(() -> new Budget(clock, 0, Duration.ofMinutes(1)))
+    assertThatThrownBy(() -> new EventRateLimit(clock, 0, Duration.ofMinutes(1)))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> new Budget(clock, 1, Duration.ZERO))
+    assertThatThrownBy(() -> new EventRateLimit(clock, 1, Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class);
   }
 }

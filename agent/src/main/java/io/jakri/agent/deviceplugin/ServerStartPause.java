@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * more (one INFO, the event with 0). While held, the manager's {@code pump} is run again on the
  * control executor after {@link FileHeadroom#RECOUNT}. Confined to the manager's control thread.
  */
-final class OpenFilesHold {
+final class ServerStartPause {
   private static final Logger LOG = LoggerFactory.getLogger(DevicePluginManager.class);
 
   private final FileHeadroom headroom;
@@ -31,7 +31,7 @@ final class OpenFilesHold {
    *     #drained}); run on {@code control}
    * @param events must not throw
    */
-  OpenFilesHold(
+  ServerStartPause(
       FileHeadroom headroom,
       ScheduledExecutorService scheduler,
       Executor control,

@@ -15,24 +15,24 @@ import org.slf4j.LoggerFactory;
  * The last state of Instances seen deleted by someone else while they held slots, by name (slot
  * rule 2 in docs/operations.md): an Instance this agent creates again gets back the claims (and
  * holders) the deleted state carried, and the first state seen after the deletion is guarded
- * against it ({@link SlotGuards}). At most {@code capacity} are kept, the eldest go first; one is
- * dropped when an Instance of its name is seen again. Thread-safe.
+ * against it ({@link HolderOnlyRelease}). At most {@code capacity} are kept, the eldest go first;
+ * one is dropped when an Instance of its name is seen again. Thread-safe.
  */
-final class Tombstones {
+final class DeletedClaims {
 
   // The store's logger: these lines read as the store's, as they always did.
   private static final Logger LOG = LoggerFactory.getLogger(KubernetesInstanceStore.class);
 
   /** The most deleted Instances remembered (for their claims) until they are written again. */
-  static final int MAX_TOMBSTONES = 256;
+  static final int MAX_KEPT = 256;
 
   private final Map<String, CachedInstance> byName;
 
-  Tombstones() {
-    this(MAX_TOMBSTONES);
+  DeletedClaims() {
+    this(MAX_KEPT);
   }
 
-  Tombstones(int capacity) {
+  DeletedClaims(int capacity) {
     byName =
         Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, false) {
@@ -76,7 +76,7 @@ final class Tombstones {
             (slot, held) -> {
               if (!(held instanceof SlotUsage.Free) && usage.get(slot) instanceof SlotUsage.Free) {
                 usage.put(slot, held);
-                nodes.add(SlotGuards.holder(held));
+                nodes.add(HolderOnlyRelease.holder(held));
                 restored.add(slot + "=" + held.print());
               }
             });

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * of another node held when the resource shows it freed without its holder's {@link ReleasedSlots}
  * entry, unless the same object stopped listing the holder in {@code nodes}.
  */
-final class SlotGuards {
+final class HolderOnlyRelease {
 
   // The store's logger: these lines read as the store's, as they always did.
   private static final Logger LOG = LoggerFactory.getLogger(KubernetesInstanceStore.class);
@@ -26,7 +26,7 @@ final class SlotGuards {
    */
   record Guard(SlotUsage holder, long since) {}
 
-  private SlotGuards() {}
+  private HolderOnlyRelease() {}
 
   /**
    * The cached view of {@code resource} given the {@code previous} view of that name (cached, or

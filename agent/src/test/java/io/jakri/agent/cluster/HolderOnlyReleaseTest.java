@@ -11,7 +11,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Slot rule 3: a slot another node holds is not freed here by a third party's write. */
-class SlotGuardsTest {
+class HolderOnlyReleaseTest {
 
   /** A resource of Instance x-aaaaaa (capacity 2) at {@code version}. */
   private static io.jakri.crd.Instance resource(
@@ -24,7 +24,7 @@ class SlotGuardsTest {
   }
 
   private static CachedInstance next(CachedInstance previous, io.jakri.crd.Instance r) {
-    return SlotGuards.guard(previous, r, InstanceResources.toInstance(r), "n2");
+    return HolderOnlyRelease.guard(previous, r, InstanceResources.toInstance(r), "n2");
   }
 
   private static final Map<String, String> HELD_BY_N1 = Map.of("x-aaaaaa-0", "n1");
@@ -108,10 +108,11 @@ class SlotGuardsTest {
 
   @Test
   void theHolderOfAClaimIsTheNodeItNamesAndAFreeSlotHasNone() {
-    assertThat(SlotGuards.holder(new SlotUsage.NodeUse("n1"))).isEqualTo("n1");
-    assertThat(SlotGuards.holder(new SlotUsage.ClassUse("x-aaaaaa-0", "n2"))).isEqualTo("n2");
-    assertThat(SlotGuards.holder(new SlotUsage.ClaimUse("4f1c", "n3"))).isEqualTo("n3");
-    assertThatThrownBy(() -> SlotGuards.holder(SlotUsage.Free.INSTANCE))
+    assertThat(HolderOnlyRelease.holder(new SlotUsage.NodeUse("n1"))).isEqualTo("n1");
+    assertThat(HolderOnlyRelease.holder(new SlotUsage.ClassUse("x-aaaaaa-0", "n2")))
+        .isEqualTo("n2");
+    assertThat(HolderOnlyRelease.holder(new SlotUsage.ClaimUse("4f1c", "n3"))).isEqualTo("n3");
+    assertThatThrownBy(() -> HolderOnlyRelease.holder(SlotUsage.Free.INSTANCE))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
@@ -124,9 +125,9 @@ class SlotGuardsTest {
         next(later, resource("u1", 13, List.of("n1", "n2"), HELD_BY_N1, null));
 
     try (LogCapture log = LogCapture.of(KubernetesInstanceStore.class.getName(), Level.INFO)) {
-      SlotGuards.logGuards(held, edited, "n2");
-      SlotGuards.logGuards(edited, later, "n2");
-      SlotGuards.logGuards(later, reclaimed, "n2");
+      HolderOnlyRelease.logGuards(held, edited, "n2");
+      HolderOnlyRelease.logGuards(edited, later, "n2");
+      HolderOnlyRelease.logGuards(later, reclaimed, "n2");
 
       assertThat(log.messages())
           .containsExactly(

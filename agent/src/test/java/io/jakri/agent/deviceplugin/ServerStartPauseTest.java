@@ -19,7 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class OpenFilesHoldTest {
+class ServerStartPauseTest {
 
   /** Open files the test sets; the line is at 936 for a limit of 1000 (the minimum reserve). */
   private static final class Files implements OpenFiles {
@@ -49,14 +49,14 @@ class OpenFilesHoldTest {
 
   private final AtomicInteger pumps = new AtomicInteger();
   private ScheduledExecutorService scheduler;
-  private OpenFilesHold hold;
+  private ServerStartPause hold;
   private LogCapture logs;
 
   @BeforeEach
   void setUp() {
     scheduler = new ScheduledThreadPoolExecutor(1);
     hold =
-        new OpenFilesHold(
+        new ServerStartPause(
             new FileHeadroom(files, clock),
             scheduler,
             control::add,

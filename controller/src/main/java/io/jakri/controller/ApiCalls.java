@@ -1,8 +1,12 @@
 package io.jakri.controller;
 
+import io.fabric8.kubernetes.client.http.AsyncBody;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.http.Interceptor;
+import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,6 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class ApiCalls {
 
   private final Map<String, LongAdder> byMethod = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> unanswered = new ConcurrentHashMap<>();
 
   /** The interceptor to add to the controller's HTTP client builder. */
   public Interceptor interceptor() {
@@ -24,7 +29,31 @@ public final class ApiCalls {
       public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
         byMethod.computeIfAbsent(request.method(), m -> new LongAdder()).increment();
       }
+
+      @Override
+      public void after(
+          HttpRequest request,
+          HttpResponse<?> response,
+          AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+        if (response.code() == 429 || response.code() >= 500) {
+          unanswered.computeIfAbsent(request.method(), m -> new LongAdder()).increment();
+        }
+      }
+
+      @Override
+      public void afterConnectionFailure(HttpRequest request, Throwable failure) {
+        unanswered.computeIfAbsent(request.method(), m -> new LongAdder()).increment();
+      }
     };
+  }
+
+  /**
+   * Requests of one method that got no answer (a connection failure) or a 429 or 5xx: attempts the
+   * client may send again on its own, so a repeat of them is not the controller's doing.
+   */
+  public long unanswered(String method) {
+    LongAdder n = unanswered.get(method);
+    return n == null ? 0 : n.sum();
   }
 
   /** Requests of one method so far (e.g. {@code "POST"}). */

@@ -130,7 +130,11 @@ class ScaleIT {
     // (caches). The status is written at most once a second while the burst lasts (on the real
     // API server the burst takes tens of seconds, the test's own creates included), and fabric8
     // reads the Configuration before each JSON patch of its status.
-    assertThat(delta(before, after, "POST")).isLessThanOrEqualTo(2L * n + 1);
+    // A create the client sent again after no answer or a 429/5xx (the API server under a CI
+    // run's load) is the client's retry, not a second create of the controller's: not counted.
+    long retried = controller.calls().unanswered("POST");
+    System.out.printf("CONTROLLER burst: %d POST(s) unanswered or refused for now%n", retried);
+    assertThat(delta(before, after, "POST") - retried).isLessThanOrEqualTo(2L * n + 1);
     assertThat(delta(before, after, "PUT") + delta(before, after, "DELETE")).isZero();
     assertThat(delta(before, after, "PATCH")).isBetween(1L, seconds + 2);
     assertThat(delta(before, after, "GET")).isLessThanOrEqualTo(delta(before, after, "PATCH") + 5);

@@ -138,6 +138,24 @@ final class ChildJvm implements AutoCloseable {
     throw new IOException(field + " not in /proc/" + pid() + "/status");
   }
 
+  /**
+   * Waits until the log contains {@code text}; returns System.nanoTime() then. Fails when the
+   * process exits first or after {@code timeout}.
+   */
+  long awaitLog(String text, Duration timeout) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (Files.readString(log).contains(text)) {
+        return System.nanoTime();
+      }
+      if (!alive()) {
+        throw new IllegalStateException("exited: " + Files.readString(log));
+      }
+      Thread.sleep(10);
+    }
+    throw new IllegalStateException("no '" + text + "' after " + timeout + " in " + log);
+  }
+
   /** {@code jcmd VM.native_memory summary} (the child must run with NativeMemoryTracking). */
   String nativeMemorySummary() throws IOException, InterruptedException {
     return run(List.of(jdkTool("jcmd"), Long.toString(pid()), "VM.native_memory", "summary"));

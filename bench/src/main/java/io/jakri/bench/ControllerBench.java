@@ -7,6 +7,7 @@ import io.jakri.crd.Instance;
 import io.jakri.crd.InstanceSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,7 +72,7 @@ final class ControllerBench {
           List.of("-jar", controllerJar().toString(), "--namespace", NS, "--log-format", "text");
       try (ChildJvm controller = ChildJvm.start(jvm, env, args, root.resolve("controller.log"))) {
         // Idle: one Configuration, no Instances, caches synced.
-        awaitLog(controller, "controller started in namespace");
+        controller.awaitLog("controller started in namespace", Duration.ofMinutes(2));
         Bench.settle();
         add.accept("controller_" + label + "_rss_idle_mb", controller.rssKb() / 1024.0);
         add.accept("controller_" + label + "_threads_idle", (double) controller.threads());
@@ -115,20 +116,6 @@ final class ControllerBench {
       Thread.sleep(100);
     }
     throw new IllegalStateException("controller did not create " + atLeast + " " + kind);
-  }
-
-  private static void awaitLog(ChildJvm controller, String text) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    while (System.nanoTime() < deadline) {
-      if (Files.readString(controller.log()).contains(text)) {
-        return;
-      }
-      if (!controller.alive()) {
-        throw new IllegalStateException("controller exited: " + Files.readString(controller.log()));
-      }
-      Thread.sleep(100);
-    }
-    throw new IllegalStateException("controller did not log '" + text + "'");
   }
 
   /** Instance {@code name} of the broker Configuration {@code cam}, on {@code node}. */

@@ -258,7 +258,7 @@ final class FootprintBench {
       try (ChildJvm floor = start(jvm, env, args, dir.resolve("floor.log"))) {
         long firstAt = first.await(READY);
         all.await(READY);
-        awaitLog(floor, "BARE_READY");
+        floor.awaitLog("BARE_READY", READY);
         if (label.equals("idle")) {
           add.accept(
               "footprint_agent_start_to_first_advertised_ms_floor",
@@ -348,7 +348,7 @@ final class FootprintBench {
             BareCluster.class.getName(),
             "controller");
     try (ChildJvm floor = start(jvm, env, args, dir.resolve("floor.log"))) {
-      long readyAt = awaitLog(floor, "BARE_READY");
+      long readyAt = floor.awaitLog("BARE_READY", READY);
       if (label.equals("idle")) {
         add.accept(
             "footprint_controller_start_to_ready_ms_floor", (readyAt - floor.startedAt()) / 1e6);
@@ -447,20 +447,6 @@ final class FootprintBench {
       Thread.sleep(10);
     }
     throw new IllegalStateException("not ready after " + READY + ": " + jvm.log());
-  }
-
-  private static long awaitLog(ChildJvm jvm, String text) throws Exception {
-    long deadline = System.nanoTime() + READY.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (Files.readString(jvm.log()).contains(text)) {
-        return System.nanoTime();
-      }
-      if (!jvm.alive()) {
-        throw new IllegalStateException("exited: " + Files.readString(jvm.log()));
-      }
-      Thread.sleep(10);
-    }
-    throw new IllegalStateException("no '" + text + "' after " + READY + " in " + jvm.log());
   }
 
   interface Condition {

@@ -9,7 +9,10 @@
 #   3. copy the shared libraries its binaries, libraries and the <arch> natives packed in the given
 #      application jars (META-INF/native, e.g. netty's epoll transport) need, by their ELF NEEDED
 #      entries, from the sysroot to <out>/lib/<triplet>, and the dynamic loader to its path,
-#   4. add /etc/passwd, /etc/group (root and nonroot 65532) and /tmp.
+#   4. write the JRE's class-data sharing archive (lib/server/classes.jsa) with the JRE itself,
+#      under qemu-<cpu>-static for a foreign <arch> (a jlink'ed JRE has none, and without it every
+#      JVM in the image parses and verifies the JDK's classes again at each start),
+#   5. add /etc/passwd, /etc/group (root and nonroot 65532) and /tmp.
 # A foreign <arch> is added to dpkg (`dpkg --add-architecture`, `apt-get update`) when run as root.
 # Usage: build-jre-rootfs.sh <arch> <java.home> <out dir> <comma-separated modules>
 #        <static files dir> <deb cache dir> <space-separated packages> [application jar...]
@@ -22,13 +25,21 @@ fail() {
   exit 1
 }
 case $arch in
-  amd64) triplet=x86_64-linux-gnu machine='X86-64' ;;
-  arm64) triplet=aarch64-linux-gnu machine='AArch64' ;;
+  amd64) triplet=x86_64-linux-gnu machine='X86-64' cpu=x86_64 ;;
+  arm64) triplet=aarch64-linux-gnu machine='AArch64' cpu=aarch64 ;;
   *) fail "unknown architecture" ;;
 esac
 for tool in apt-get dpkg dpkg-deb readelf; do
   command -v $tool >/dev/null || fail "needs $tool (a Debian build host with binutils)"
 done
+# The JRE of a foreign <arch> runs once (step 4) under Debian's qemu-user-static.
+if [ "$arch" = "$(dpkg --print-architecture)" ]; then
+  run_target=()
+else
+  command -v "qemu-$cpu-static" >/dev/null \
+    || fail "needs qemu-$cpu-static to write the $arch JRE's class-data archive: apt-get install qemu-user-static"
+  run_target=("qemu-$cpu-static" -L "$out")
+fi
 
 # 1. Debian's packages of <arch>, downloaded once per version into the cache.
 # (apt-get download lists no URI for a package whose file is in the current directory: ask from an
@@ -130,8 +141,14 @@ mkdir -p "$out$(dirname "$loader")"
 cp "$(in_sysroot "$loader")" "$out$loader"
 rm -rf "$natives" "$sysroot"
 
-# 4. Users and /tmp.
+# 4. The JDK's default class-data sharing archive, written by the JRE it is for (the archive names
+# the exact JVM build; a JVM that finds none starts without class-data sharing).
+dump=$("${run_target[@]}" "$out/opt/java/bin/java" -Xshare:dump 2>&1) \
+  || fail "java -Xshare:dump failed: $(echo "$dump" | tail -3)"
+[ -s "$out/opt/java/lib/server/classes.jsa" ] || fail "java -Xshare:dump wrote no classes.jsa"
+
+# 5. Users and /tmp.
 cp -r "$static/." "$out/"
 echo "jre rootfs ($arch): $(du -sh "$out" | cut -f1), Java $(sed -n 's/JAVA_VERSION="\(.*\)"/\1/p' \
-  "$out/opt/java/release"), $(ls "$out/lib/$triplet" | wc -l) libraries from $(tr '\n' ' ' <"$out.debs")"
+  "$out/opt/java/release"), class-data archive $(du -h "$out/opt/java/lib/server/classes.jsa" | cut -f1), $(ls "$out/lib/$triplet" | wc -l) libraries from $(tr '\n' ' ' <"$out.debs")"
 rm -f "$out.debs"

@@ -565,7 +565,7 @@ final class ClusterBench {
     }
   }
 
-  private static Path awaitSocket(Path dir, String instance, ChildJvm agent) throws Exception {
+  static Path awaitSocket(Path dir, String instance, ChildJvm agent) throws Exception {
     long deadline = System.nanoTime() + READY.toNanos();
     while (System.nanoTime() < deadline) {
       if (Files.isDirectory(dir)) {
@@ -590,7 +590,7 @@ final class ClusterBench {
     return new EpollEventLoopGroup(1);
   }
 
-  private static ManagedChannel channel(EventLoopGroup group, Path socket) {
+  static ManagedChannel channel(EventLoopGroup group, Path socket) {
     return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
         .channelType(EpollDomainSocketChannel.class)
         .eventLoopGroup(group)
@@ -630,14 +630,7 @@ final class ClusterBench {
           if (line.startsWith("MOCK_API_URL ")) {
             String url = line.substring("MOCK_API_URL ".length()).strip();
             Path kubeconfig = root.resolve("kubeconfig");
-            Files.writeString(
-                kubeconfig,
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster:\n    server: "
-                    + url
-                    + "\ncontexts:\n- name: mock\n  context:\n    cluster: mock\n    namespace: "
-                    + NS
-                    + "\n    user: bench\ncurrent-context: mock\nusers:\n- name: bench\n"
-                    + "  user:\n    token: bench\n");
+            Files.writeString(kubeconfig, MockApiServer.kubeconfig(url));
             return new MockApi(jvm, url, kubeconfig);
           }
         }

@@ -24,6 +24,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,9 +40,13 @@ import java.util.function.BiConsumer;
  * bundled plugins) with the chart's default {@code javaToolOptions} in {@code JAVA_TOOL_OPTIONS}
  * and its default arguments, and with the chart's resource limits standing in for the container's
  * cgroup: {@code -XX:MaxRAM=<memory limit>} (the JVM sizes its heap from the limit) and {@code
- * -XX:ActiveProcessorCount=<CPU limit rounded up>} (what the JVM counts under a CPU quota). No
- * AppCDS archive (the chart ships none). Everything is read from {@code charts/jakri/values.yaml},
- * so the figures follow the chart.
+ * -XX:ActiveProcessorCount=<CPU limit rounded up>} (what the JVM counts under a CPU quota).
+ * Everything is read from {@code charts/jakri/values.yaml}, so the figures follow the chart. The
+ * runtime is the image's: the JRE the images module linked for this machine's architecture (with
+ * its class-data archive) unless {@code --java} names another, and each component maps an AppCDS
+ * archive dumped from the class list the image's archive was dumped from ({@code
+ * images/target/cds/<component>.classlist}), for the jar path the bench runs ({@code --no-cds}: no
+ * application archive).
  *
  * <p>Each figure has a floor from the same run, with the same runtime, flags and limits: {@link
  * BareCluster}, one client and one informer per kind the component watches, plus (as the agent) N
@@ -52,7 +57,7 @@ final class FootprintBench {
   static final String NS = "akri";
   private static final String NODE = "bench-node";
   private static final String CONTROLLER_NODE = "bench-controller-node";
-  private static final String WEBHOOK = "jakri-webhook";
+  static final String WEBHOOK = "jakri-webhook";
   private static final Duration READY = Duration.ofMinutes(5);
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
@@ -203,7 +208,9 @@ final class FootprintBench {
                 "--metrics-port=" + metricsPort,
                 "--discovery-handlers-dir="
                     + Files.createDirectories(dir.resolve("discovery-handlers")));
-        try (ChildJvm agent = start(jvm, env, args, dir.resolve("agent.log"))) {
+        List<String> flags = withAppArchive(jvm, "agent", options.agentJar(), root);
+        try (ChildJvm agent =
+            ChildJvm.start(javaBinary(), flags, env, args, dir.resolve("agent.log"))) {
           add.accept(
               "footprint_agent_start_to_first_advertised_ms",
               (first.await(READY) - agent.startedAt()) / 1e6);
@@ -311,7 +318,9 @@ final class FootprintBench {
                 + NS
                 + ".svc.cluster.local",
             "--webhook-configuration=" + WEBHOOK);
-    try (ChildJvm controller = start(jvm, env, args, dir.resolve("controller.log"))) {
+    List<String> flags = withAppArchive(jvm, "controller", controllerJar(), root);
+    try (ChildJvm controller =
+        ChildJvm.start(javaBinary(), flags, env, args, dir.resolve("controller.log"))) {
       add.accept(
           "footprint_controller_start_to_ready_ms",
           (awaitReady(controller, metricsPort) - controller.startedAt()) / 1e6);
@@ -376,9 +385,63 @@ final class FootprintBench {
     return ChildJvm.start(javaBinary(), jvm.flags(), env, args, log);
   }
 
-  /** The runtime under test: {@code --java} if given, else this JVM's. */
+  /**
+   * The runtime under test: {@code --java} if given, else the image's JRE for this architecture
+   * when the images module has built it, else this JVM's.
+   */
   Path javaBinary() {
-    return options.componentJava().orElse(Path.of(System.getProperty("java.home"), "bin", "java"));
+    String arch = System.getProperty("os.arch").equals("aarch64") ? "arm64" : "amd64";
+    Path image = repo.resolve("images/target/jre-rootfs-" + arch).resolve("opt/java/bin/java");
+    return options
+        .componentJava()
+        .orElse(
+            Files.isExecutable(image)
+                ? image
+                : Path.of(System.getProperty("java.home"), "bin", "java"));
+  }
+
+  /**
+   * The chart's flags plus, unless {@code --no-cds}, the component's AppCDS archive as the image
+   * ships it: dumped by the runtime under test from the image build's class list, for {@code jar}
+   * at the path this run gives it (an archive names its jar's path; the image's names
+   * /opt/jakri/...). Without the class list (images not built) the flags alone, said once.
+   */
+  private List<String> withAppArchive(ChartJvm jvm, String component, Path jar, Path root)
+      throws Exception {
+    List<String> flags = new ArrayList<>(jvm.flags());
+    Path classlist = repo.resolve("images/target/cds").resolve(component + ".classlist");
+    if (!options.cds()) {
+      return flags;
+    }
+    if (!Files.isRegularFile(classlist)) {
+      System.out.println(
+          "footprint: no "
+              + classlist
+              + " (build the images module): "
+              + component
+              + " runs without the image's AppCDS archive");
+      return flags;
+    }
+    Path archive = root.resolve(component + ".jsa");
+    Path log = root.resolve(component + "-cds-dump.log");
+    Process dump =
+        new ProcessBuilder(
+                javaBinary().toString(),
+                "-XX:-UsePerfData",
+                "-Xshare:dump",
+                "-XX:SharedClassListFile=" + classlist,
+                "-XX:SharedArchiveFile=" + archive,
+                "-cp",
+                jar.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    if (!dump.waitFor(5, TimeUnit.MINUTES) || dump.exitValue() != 0 || !Files.exists(archive)) {
+      dump.destroyForcibly();
+      throw new IllegalStateException(component + ": AppCDS dump failed; see " + log);
+    }
+    flags.add("-XX:SharedArchiveFile=" + archive);
+    return flags;
   }
 
   Path controllerJar() {
@@ -426,7 +489,7 @@ final class FootprintBench {
     return SERIALIZATION.unmarshal(yaml, Configuration.class);
   }
 
-  private static long awaitReady(ChildJvm jvm, int port) throws Exception {
+  static long awaitReady(ChildJvm jvm, int port) throws Exception {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
     HttpRequest request =
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
@@ -463,13 +526,13 @@ final class FootprintBench {
     }
   }
 
-  private static int freePort() throws IOException {
+  static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0)) {
       return socket.getLocalPort();
     }
   }
 
-  private static String webhookConfiguration() {
+  static String webhookConfiguration() {
     return """
         apiVersion: admissionregistration.k8s.io/v1
         kind: ValidatingWebhookConfiguration

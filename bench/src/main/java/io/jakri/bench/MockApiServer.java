@@ -41,10 +41,19 @@ public final class MockApiServer {
   private MockApiServer() {}
 
   public static void main(String[] args) throws Exception {
+    CountingDispatcher dispatcher = new CountingDispatcher();
+    KubernetesMockServer server = serve(dispatcher);
+    dispatcher.clearCounts();
+    System.out.println("MOCK_API_URL http://127.0.0.1:" + server.getPort());
+    System.out.flush();
+    new CountDownLatch(1).await();
+  }
+
+  /** Starts the mock server in CRUD mode on 127.0.0.1 with the jakri CRDs created in it. */
+  static KubernetesMockServer serve(KubernetesCrudDispatcher dispatcher) throws Exception {
     // fabric8's mock logs every request through java.util.logging.
     Logger.getLogger("").setLevel(Level.WARNING);
     Logger.getLogger("io.fabric8").setLevel(Level.SEVERE);
-    CountingDispatcher dispatcher = new CountingDispatcher();
     KubernetesMockServer server =
         new KubernetesMockServer(
             new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
@@ -54,10 +63,16 @@ public final class MockApiServer {
         admin.apiextensions().v1().customResourceDefinitions().resource(crd).create();
       }
     }
-    dispatcher.clearCounts();
-    System.out.println("MOCK_API_URL http://127.0.0.1:" + server.getPort());
-    System.out.flush();
-    new CountDownLatch(1).await();
+    return server;
+  }
+
+  /** A kubeconfig for a component to reach the mock server at {@code url} (namespace default). */
+  static String kubeconfig(String url) {
+    return "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster:\n    server: "
+        + url
+        + "\ncontexts:\n- name: mock\n  context:\n    cluster: mock\n    namespace: default"
+        + "\n    user: bench\ncurrent-context: mock\nusers:\n- name: bench\n"
+        + "  user:\n    token: bench\n";
   }
 
   /** The CRUD dispatcher, counting and timing every request it serves. Thread-safe. */

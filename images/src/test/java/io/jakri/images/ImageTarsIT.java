@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.yaml.snakeyaml.Yaml;
 
@@ -118,6 +120,8 @@ class ImageTarsIT {
         } else if (entry.type() == '0' || entry.type() == 0) {
           Files.createDirectories(path.getParent());
           Files.write(path, entry.content());
+          // As a container runtime unpacks it: class-data sharing checks the jars' mtimes.
+          Files.setLastModifiedTime(path, FileTime.from(entry.mtime(), TimeUnit.SECONDS));
         } else {
           continue;
         }
@@ -173,14 +177,18 @@ class ImageTarsIT {
   }
 
   /**
-   * Runs the agent's {@code --version} with each image's own JRE and glibc: extracted from the
-   * image, under qemu-user with that root filesystem as its library prefix. Under CI=true a missing
-   * qemu fails the test; elsewhere it skips it.
+   * Runs the agent's and the controller's image entrypoint with {@code --version} on each
+   * architecture with the image's own JRE and glibc: extracted from the image (file times kept, as
+   * a container runtime unpacks it), under qemu-user with that root filesystem as its prefix and
+   * the image's {@code /opt} mounted at {@code /opt}, so the entrypoint's paths are the image's.
+   * {@code -Xshare:on} makes the JVM stop unless it maps the image's class-data archives (the JRE's
+   * and the application's AppCDS archive, which name the exact JVM build, jar path, size and
+   * mtime). Under CI=true a missing qemu fails the test; elsewhere it skips it.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"arm64", "amd64"})
-  void agentImageRunsItsOwnJreUnderQemu(String arch, @TempDir Path root)
-      throws IOException, InterruptedException {
+  @CsvSource({"arm64,agent", "amd64,agent", "arm64,controller", "amd64,controller"})
+  void entrypointRunsWithItsClassDataArchivesUnderQemu(
+      String arch, String component, @TempDir Path root) throws IOException, InterruptedException {
     String qemu = QEMU.get(arch);
     Optional<Path> binary = onPath(qemu);
     if (binary.isEmpty()) {
@@ -190,26 +198,36 @@ class ImageTarsIT {
       }
       Assumptions.abort(reason);
     }
-    OciImage agent = OciIndex.open("jakri-agent.tar").images().get(arch);
-    agent.extractTo(root);
+    OciImage image = OciIndex.open("jakri-" + component + ".tar").images().get(arch);
+    image.extractTo(root);
+    List<String> entrypoint = strings(image.config().get("Entrypoint"));
+    // The image's /opt at /opt, in a mount namespace of the test's own (nothing outside the
+    // temp dir is written): qemu's -L prefix serves the loader and libraries, but the JVM opens
+    // the jar by the path the entrypoint gives it.
+    List<String> command = new ArrayList<>();
+    command.addAll(
+        List.of(
+            "unshare",
+            "--mount",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "mount --bind \"$0/opt\" /opt && exec \"$@\"",
+            root.toString()));
+    command.add(binary.get().toString());
+    command.add("-L");
+    command.add(root.toString());
+    command.add(entrypoint.get(0));
+    command.add("-Xshare:on");
+    command.addAll(entrypoint.subList(1, entrypoint.size()));
+    command.add("--version");
 
-    Process process =
-        new ProcessBuilder(
-                binary.get().toString(),
-                "-L",
-                root.toString(),
-                root.resolve("opt/java/bin/java").toString(),
-                "-cp",
-                root.resolve("opt/jakri/jakri-agent.jar").toString(),
-                "io.jakri.agent.cli.Main",
-                "--version")
-            .redirectErrorStream(true)
-            .start();
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 
     assertThat(process.waitFor(5, TimeUnit.MINUTES)).as("exited").isTrue();
     assertThat(process.exitValue()).as(output).isZero();
-    assertThat(output.strip()).isEqualTo("jakri-agent 0.1.0");
+    assertThat(output.strip()).isEqualTo("jakri-" + component + " 0.1.0");
   }
 
   @Test
@@ -223,6 +241,7 @@ class ImageTarsIT {
               List.of(
                   "/opt/java/bin/java",
                   "-XX:+ExitOnOutOfMemoryError",
+                  "-XX:SharedArchiveFile=/opt/jakri/jakri-agent.jsa",
                   "-cp",
                   "/opt/jakri/jakri-agent.jar",
                   "io.jakri.agent.cli.Main"));
@@ -231,6 +250,7 @@ class ImageTarsIT {
       assertThat(agent.files())
           .containsKeys(
               "opt/jakri/jakri-agent.jar",
+              "opt/jakri/jakri-agent.jsa",
               "opt/jakri/plugins/jakri-handler-simulated.jar",
               "opt/jakri/plugins/jakri-handler-static.jar",
               "opt/jakri/plugins/jakri-handler-zeroconf.jar",
@@ -251,6 +271,7 @@ class ImageTarsIT {
               List.of(
                   "/opt/java/bin/java",
                   "-XX:+ExitOnOutOfMemoryError",
+                  "-XX:SharedArchiveFile=/opt/jakri/jakri-controller.jsa",
                   "-cp",
                   "/opt/jakri/jakri-controller.jar",
                   "io.jakri.controller.Main"));
@@ -260,6 +281,7 @@ class ImageTarsIT {
       assertThat(controller.files())
           .containsKeys(
               "opt/jakri/jakri-controller.jar",
+              "opt/jakri/jakri-controller.jsa",
               "opt/jakri/plugins/jakri-handler-simulated.jar",
               "opt/jakri/plugins/jakri-handler-udev.jar",
               "opt/jakri/plugins/jakri-handler-opcua.jar");
@@ -393,6 +415,11 @@ class ImageTarsIT {
   @SuppressWarnings("unchecked")
   private static Map<String, Object> map(Object o) {
     return (Map<String, Object>) o;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<String> strings(Object o) {
+    return (List<String>) o;
   }
 
   @SuppressWarnings("unchecked")

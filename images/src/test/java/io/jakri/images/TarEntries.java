@@ -14,8 +14,11 @@ import java.util.Optional;
  */
 final class TarEntries {
 
-  /** One regular file or directory; {@code content} is empty for directories. */
-  record Entry(String path, int mode, char type, byte[] content) {}
+  /**
+   * One regular file or directory; {@code content} is empty for directories, {@code mtime} in
+   * seconds since the epoch.
+   */
+  record Entry(String path, int mode, long mtime, char type, byte[] content) {}
 
   private TarEntries() {}
 
@@ -29,6 +32,7 @@ final class TarEntries {
       String prefix = text(header, 345, 155);
       int mode = (int) octal(header, 100, 8);
       long size = octal(header, 124, 12);
+      long mtime = octal(header, 136, 12);
       char type = (char) header[156];
       byte[] content = in.readNBytes((int) size);
       in.skipNBytes((512 - size % 512) % 512);
@@ -43,7 +47,7 @@ final class TarEntries {
       String path = longName.orElse(prefix.isEmpty() ? name : prefix + "/" + name);
       longName = Optional.empty();
       path = path.replaceFirst("^\\./", "").replaceFirst("^/", "").replaceFirst("/$", "");
-      entries.put(path, new Entry(path, mode, type, content));
+      entries.put(path, new Entry(path, mode, mtime, type, content));
     }
     return entries;
   }

@@ -134,15 +134,7 @@ public final class CdsTraining {
       KubernetesClient admin, Map<String, String> env, Path jar, Path work, Path classlist)
       throws Exception {
     Path dir = Files.createDirectories(work.resolve("controller"));
-    Configuration configuration =
-        admin
-            .resources(Configuration.class)
-            .inNamespace(NS)
-            .resource(
-                admin
-                    .getKubernetesSerialization()
-                    .unmarshal(ControllerBench.configuration(NS), Configuration.class))
-            .create();
+    Configuration configuration = ControllerBench.createConfiguration(admin, NS);
     admin.resource(FootprintBench.webhookConfiguration()).create();
     int metricsPort = FootprintBench.freePort();
     List<String> args =

@@ -149,6 +149,18 @@ final class ControllerBench {
   }
 
   /** The Configuration {@code cam} in {@code namespace}: a broker Pod and Services per Instance. */
+  /** Creates {@link #configuration} in {@code namespace}. */
+  static Configuration createConfiguration(KubernetesClient admin, String namespace) {
+    return admin
+        .resources(Configuration.class)
+        .inNamespace(namespace)
+        .resource(
+            admin
+                .getKubernetesSerialization()
+                .unmarshal(configuration(namespace), Configuration.class))
+        .create();
+  }
+
   static String configuration(String namespace) {
     return """
       apiVersion: akri.sh/v0

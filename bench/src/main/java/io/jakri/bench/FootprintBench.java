@@ -286,15 +286,7 @@ final class FootprintBench {
     KubernetesClient admin = api.admin();
     Map<String, String> env = jvm.env(options.agentEnv());
     env.put("KUBECONFIG", kubeconfig.toString());
-    Configuration configuration =
-        admin
-            .resources(Configuration.class)
-            .inNamespace(NS)
-            .resource(
-                admin
-                    .getKubernetesSerialization()
-                    .unmarshal(ControllerBench.configuration(NS), Configuration.class))
-            .create();
+    Configuration configuration = ControllerBench.createConfiguration(admin, NS);
     // The chart's ValidatingWebhookConfiguration (caBundle set by the controller), made after the
     // Configuration so that no admission call is waited for in this run.
     api.apply(webhookConfiguration());

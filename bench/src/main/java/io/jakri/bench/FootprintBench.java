@@ -25,10 +25,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
@@ -46,7 +48,8 @@ import java.util.function.BiConsumer;
  * its class-data archive) unless {@code --java} names another, and each component maps an AppCDS
  * archive dumped from the class list the image's archive was dumped from ({@code
  * images/target/cds/<component>.classlist}), for the jar path the bench runs ({@code --no-cds}: no
- * application archive).
+ * application archive). The floors get AppCDS archives of their own, each trained on one unmeasured
+ * run of the floor program.
  *
  * <p>Each figure has a floor from the same run, with the same runtime, flags and limits: {@link
  * BareCluster}, one client and one informer per kind the component watches, plus (as the agent) N
@@ -65,6 +68,9 @@ final class FootprintBench {
   private final Path work;
   private final BiConsumer<String, Double> add;
   private final Path repo;
+
+  /** Per floor role, its trained AppCDS archive (made once per bench run). */
+  private final Map<String, Path> floorArchives = new HashMap<>();
 
   FootprintBench(Bench.Options options, Path work, BiConsumer<String, Double> add) {
     this.options = options;
@@ -247,6 +253,26 @@ final class FootprintBench {
   private void floorAgent(
       Path dir, ChartJvm jvm, Map<String, String> env, int n, EventLoopGroup group, String label)
       throws Exception {
+    String classpath = options.benchClasspath() + ":" + options.agentJar();
+    List<String> flags =
+        floorFlags(
+            jvm,
+            "agent",
+            classpath,
+            (d, f) -> floorAgentRun(d, f, classpath, env, 3, group, Optional.empty()));
+    floorAgentRun(dir, flags, classpath, env, n, group, Optional.of(label));
+  }
+
+  /** One run of the agent's floor; measured under {@code label} when there is one. */
+  private void floorAgentRun(
+      Path dir,
+      List<String> flags,
+      String classpath,
+      Map<String, String> env,
+      int n,
+      EventLoopGroup group,
+      Optional<String> label)
+      throws Exception {
     Files.createDirectories(dir);
     KubeletEmulator emulator = emulator(dir, group);
     try {
@@ -257,22 +283,26 @@ final class FootprintBench {
       List<String> args =
           List.of(
               "-cp",
-              options.benchClasspath() + ":" + options.agentJar(),
+              classpath,
               BareCluster.class.getName(),
               "agent",
               dir.resolve("dp").toString(),
               Integer.toString(n));
-      try (ChildJvm floor = start(jvm, env, args, dir.resolve("floor.log"))) {
+      try (ChildJvm floor =
+          ChildJvm.start(javaBinary(), flags, env, args, dir.resolve("floor.log"))) {
         long firstAt = first.await(READY);
         all.await(READY);
         floor.awaitLog("BARE_READY", READY);
-        if (label.equals("idle")) {
+        if (label.isEmpty()) {
+          return;
+        }
+        if (label.get().equals("idle")) {
           add.accept(
               "footprint_agent_start_to_first_advertised_ms_floor",
               (firstAt - floor.startedAt()) / 1e6);
         }
         Bench.settle();
-        measure("footprint_agent", label + "_floor", floor);
+        measure("footprint_agent", label.get() + "_floor", floor);
       }
     } finally {
       emulator.close();
@@ -341,21 +371,38 @@ final class FootprintBench {
 
   private void floorController(Path dir, ChartJvm jvm, Map<String, String> env, String label)
       throws Exception {
+    String classpath = options.benchClasspath() + ":" + controllerJar();
+    List<String> flags =
+        floorFlags(
+            jvm,
+            "controller",
+            classpath,
+            (d, f) -> floorControllerRun(d, f, classpath, env, Optional.empty()));
+    floorControllerRun(dir, flags, classpath, env, Optional.of(label));
+  }
+
+  /** One run of the controller's floor; measured under {@code label} when there is one. */
+  private void floorControllerRun(
+      Path dir,
+      List<String> flags,
+      String classpath,
+      Map<String, String> env,
+      Optional<String> label)
+      throws Exception {
     Files.createDirectories(dir);
-    List<String> args =
-        List.of(
-            "-cp",
-            options.benchClasspath() + ":" + controllerJar(),
-            BareCluster.class.getName(),
-            "controller");
-    try (ChildJvm floor = start(jvm, env, args, dir.resolve("floor.log"))) {
+    List<String> args = List.of("-cp", classpath, BareCluster.class.getName(), "controller");
+    try (ChildJvm floor =
+        ChildJvm.start(javaBinary(), flags, env, args, dir.resolve("floor.log"))) {
       long readyAt = floor.awaitLog("BARE_READY", READY);
-      if (label.equals("idle")) {
+      if (label.isEmpty()) {
+        return;
+      }
+      if (label.get().equals("idle")) {
         add.accept(
             "footprint_controller_start_to_ready_ms_floor", (readyAt - floor.startedAt()) / 1e6);
       }
       Bench.settle();
-      measure("footprint_controller", label + "_floor", floor);
+      measure("footprint_controller", label.get() + "_floor", floor);
     }
   }
 
@@ -370,11 +417,6 @@ final class FootprintBench {
       System.out.println("  native memory: " + file);
     }
     add.accept(prefix + "_heap_" + label + "_mb", jvm.heapAfterGcBytes() / 1024.0 / 1024.0);
-  }
-
-  private ChildJvm start(ChartJvm jvm, Map<String, String> env, List<String> args, Path log)
-      throws IOException {
-    return ChildJvm.start(javaBinary(), jvm.flags(), env, args, log);
   }
 
   /**
@@ -415,7 +457,14 @@ final class FootprintBench {
       return flags;
     }
     Path archive = root.resolve(component + ".jsa");
-    Path log = root.resolve(component + "-cds-dump.log");
+    dump(classlist, jar.toString(), archive);
+    flags.add("-XX:SharedArchiveFile=" + archive);
+    return flags;
+  }
+
+  /** Dumps a static CDS archive of the classes in {@code classlist} for {@code classpath}. */
+  private void dump(Path classlist, String classpath, Path archive) throws Exception {
+    Path log = archive.resolveSibling(archive.getFileName() + ".dump.log");
     Process dump =
         new ProcessBuilder(
                 javaBinary().toString(),
@@ -424,16 +473,46 @@ final class FootprintBench {
                 "-XX:SharedClassListFile=" + classlist,
                 "-XX:SharedArchiveFile=" + archive,
                 "-cp",
-                jar.toString())
+                classpath)
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();
     if (!dump.waitFor(5, TimeUnit.MINUTES) || dump.exitValue() != 0 || !Files.exists(archive)) {
       dump.destroyForcibly();
-      throw new IllegalStateException(component + ": AppCDS dump failed; see " + log);
+      throw new IllegalStateException("AppCDS dump failed; see " + log);
+    }
+  }
+
+  /**
+   * The floor's flags: the chart's, plus (unless {@code --no-cds}) an AppCDS archive of the floor
+   * program's own, trained on one unmeasured run of it ({@code train}, given the flag that writes
+   * its class list), so that floor and component start on equal terms.
+   */
+  private List<String> floorFlags(ChartJvm jvm, String role, String classpath, FloorRun train)
+      throws Exception {
+    List<String> flags = new ArrayList<>(jvm.flags());
+    if (!options.cds()) {
+      return flags;
+    }
+    Path archive = floorArchives.get(role);
+    if (archive == null) {
+      Path dir = Files.createDirectories(work.resolve("floor-cds-" + role));
+      Path classlist = dir.resolve("floor.classlist");
+      List<String> training = new ArrayList<>(flags);
+      training.add("-XX:DumpLoadedClassList=" + classlist);
+      train.run(dir.resolve("training"), training);
+      archive = dir.resolve("floor.jsa");
+      dump(classlist, classpath, archive);
+      floorArchives.put(role, archive);
     }
     flags.add("-XX:SharedArchiveFile=" + archive);
     return flags;
+  }
+
+  /** One run of a floor program with the given JVM flags, in {@code dir}. */
+  @FunctionalInterface
+  private interface FloorRun {
+    void run(Path dir, List<String> flags) throws Exception;
   }
 
   Path controllerJar() {

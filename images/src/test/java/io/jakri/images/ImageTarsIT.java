@@ -181,9 +181,10 @@ class ImageTarsIT {
    * architecture with the image's own JRE and glibc: extracted from the image (file times kept, as
    * a container runtime unpacks it), under qemu-user with that root filesystem as its prefix and
    * the image's {@code /opt} mounted at {@code /opt}, so the entrypoint's paths are the image's.
-   * {@code -Xshare:on} makes the JVM stop unless it maps the image's class-data archives (the JRE's
-   * and the application's AppCDS archive, which name the exact JVM build, jar path, size and
-   * mtime). Under CI=true a missing qemu fails the test; elsewhere it skips it.
+   * The chart's default {@code javaToolOptions} are set. {@code -Xshare:on} makes the JVM stop
+   * unless it maps the image's class-data archives (the JRE's and the application's AppCDS archive,
+   * which name the exact JVM build, jar path, size and mtime). Under CI=true a missing qemu fails
+   * the test; elsewhere it skips it.
    */
   @ParameterizedTest
   @CsvSource({"arm64,agent", "amd64,agent", "arm64,controller", "amd64,controller"})
@@ -222,12 +223,21 @@ class ImageTarsIT {
     command.addAll(entrypoint.subList(1, entrypoint.size()));
     command.add("--version");
 
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    // With the chart's default JVM options, as the pod runs it: a flag that made the archive
+    // unusable would otherwise cost every start silently.
+    Map<String, Object> values =
+        json(Files.readAllBytes(Path.of("..", "charts", "jakri", "values.yaml")));
+    String javaToolOptions = (String) map(values.get(component)).get("javaToolOptions");
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder.environment().put("JAVA_TOOL_OPTIONS", javaToolOptions);
+    Process process = builder.start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 
     assertThat(process.waitFor(5, TimeUnit.MINUTES)).as("exited").isTrue();
     assertThat(process.exitValue()).as(output).isZero();
-    assertThat(output.strip()).isEqualTo("jakri-" + component + " 0.1.0");
+    assertThat(output.strip())
+        .isEqualTo(
+            "Picked up JAVA_TOOL_OPTIONS: " + javaToolOptions + "\njakri-" + component + " 0.1.0");
   }
 
   @Test

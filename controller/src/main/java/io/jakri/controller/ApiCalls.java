@@ -21,6 +21,7 @@ public final class ApiCalls {
 
   private final Map<String, LongAdder> byMethod = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> unanswered = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> posts = new ConcurrentHashMap<>();
 
   /** The interceptor to add to the controller's HTTP client builder. */
   public Interceptor interceptor() {
@@ -38,6 +39,11 @@ public final class ApiCalls {
         if (response.code() == 429 || response.code() >= 500) {
           unanswered.computeIfAbsent(request.method(), m -> new LongAdder()).increment();
         }
+        if ("POST".equals(request.method())) {
+          posts
+              .computeIfAbsent(collection(request) + " " + response.code(), k -> new LongAdder())
+              .increment();
+        }
       }
 
       @Override
@@ -54,6 +60,22 @@ public final class ApiCalls {
   public long unanswered(String method) {
     LongAdder n = unanswered.get(method);
     return n == null ? 0 : n.sum();
+  }
+
+  /**
+   * Answered POSTs by collection and status code, e.g. {@code "pods 201"}, {@code "services 409"}
+   * (a create of something that exists), sorted.
+   */
+  public Map<String, Long> posts() {
+    Map<String, Long> copy = new TreeMap<>();
+    posts.forEach((k, n) -> copy.put(k, n.sum()));
+    return copy;
+  }
+
+  /** The last segment of a request's path: the collection a POST creates in. */
+  private static String collection(HttpRequest request) {
+    String path = request.uri().getPath();
+    return path.substring(path.lastIndexOf('/') + 1);
   }
 
   /** Requests of one method so far (e.g. {@code "POST"}). */

@@ -133,8 +133,21 @@ class ScaleIT {
     // A create the client sent again after no answer or a 429/5xx (the API server under a CI
     // run's load) is the client's retry, not a second create of the controller's: not counted.
     long retried = controller.calls().unanswered("POST");
-    System.out.printf("CONTROLLER burst: %d POST(s) unanswered or refused for now%n", retried);
-    assertThat(delta(before, after, "POST") - retried).isLessThanOrEqualTo(2L * n + 1);
+    Map<String, Long> posts = controller.calls().posts();
+    System.out.printf(
+        "CONTROLLER burst: %d POST(s) unanswered or refused for now; answered: %s%n",
+        retried, posts);
+    // Each object created once (2xx): a Pod and a Service per Instance, the Configuration's
+    // Service.
+    assertThat(posts.getOrDefault("pods 201", 0L)).isEqualTo(n);
+    assertThat(posts.getOrDefault("services 201", 0L)).isEqualTo(n + 1);
+    // A create answered 409 (it exists) is a reconcile that read the cache before the watch event
+    // of a create it then repeated. InFlightCreates keeps that rare (without it, about one create
+    // in
+    // ten was repeated); CI runs saw one in 1,000 under load, so up to 1 % is allowed, not more.
+    long repeated = posts.getOrDefault("pods 409", 0L) + posts.getOrDefault("services 409", 0L);
+    assertThat(repeated).isLessThanOrEqualTo((2L * n + 1) / 100);
+    assertThat(delta(before, after, "POST") - retried - repeated).isLessThanOrEqualTo(2L * n + 1);
     assertThat(delta(before, after, "PUT") + delta(before, after, "DELETE")).isZero();
     assertThat(delta(before, after, "PATCH")).isBetween(1L, seconds + 2);
     assertThat(delta(before, after, "GET")).isLessThanOrEqualTo(delta(before, after, "PATCH") + 5);

@@ -1012,6 +1012,12 @@ public final class Bench {
       fig("get_put_floor_outside_server_p50_ms", "ms", d, Optional.empty());
       fig("allocate_cluster_agent_cpu_per_allocate_ms", "ms", d, Optional.empty());
       fig("allocate_cluster_agent_kernel_cpu_per_allocate_ms", "ms", d, Optional.empty());
+      double started = med("allocate_cluster_agent_threads_started_per_allocate");
+      fig(
+          "allocate_cluster_agent_threads_started_per_allocate",
+          "threads",
+          "< 0.05 (none per request)",
+          Optional.of(started < 0.05));
       fig(
           "allocate_cluster_alone_p50_ms",
           "ms",

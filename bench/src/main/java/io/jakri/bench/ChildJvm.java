@@ -108,6 +108,20 @@ final class ChildJvm implements AutoCloseable {
     return Long.parseLong(fields[12]) * 10;
   }
 
+  /**
+   * Java threads the JVM has started since it began ({@code java.threads.started}, read with {@code
+   * jcmd PerfCounter.print}): a figure that grows per request means a thread made per request.
+   */
+  long threadsStarted() throws IOException, InterruptedException {
+    String out = run(List.of(jdkTool("jcmd"), Long.toString(pid()), "PerfCounter.print"));
+    for (String line : out.split("\n")) {
+      if (line.startsWith("java.threads.started=")) {
+        return Long.parseLong(line.substring(line.indexOf('=') + 1).strip());
+      }
+    }
+    throw new IOException("no java.threads.started in jcmd PerfCounter.print of " + pid());
+  }
+
   /** Number of threads (JVM-internal ones included). */
   long threads() throws IOException {
     return statusField("Threads:");

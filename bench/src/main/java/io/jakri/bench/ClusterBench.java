@@ -103,10 +103,12 @@ final class ClusterBench {
           List<long[]> floorWindows = new ArrayList<>();
           long cpuAtStart = 0;
           long sysAtStart = 0;
+          long threadsAtStart = 0;
           for (int i = 0; i < warmup + measured; i++) {
             if (i == warmup) {
               cpuAtStart = agent.cpuMs();
               sysAtStart = agent.systemCpuMs();
+              threadsAtStart = agent.threadsStarted();
             }
             String name = names.get(i % instances);
             String slot = InstanceNames.slotId(name, i / instances);
@@ -135,6 +137,9 @@ final class ClusterBench {
           add.accept(
               "allocate_cluster_agent_kernel_cpu_per_allocate_ms",
               (agent.systemCpuMs() - sysAtStart) / (double) measured);
+          add.accept(
+              "allocate_cluster_agent_threads_started_per_allocate",
+              (agent.threadsStarted() - threadsAtStart) / (double) measured);
           // The same Allocates without the floor's write in between (so no watch event of someone
           // else's write reaches the agent just before), paced like the interleaved ones.
           List<Double> alone = new ArrayList<>();

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.jakri.controller.admission.WebhookTls;
 import io.jakri.controller.metrics.ControllerMetrics;
 import io.jakri.controller.metrics.MetricsServer;
+import io.jakri.logging.CommonPool;
 import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
@@ -169,6 +170,7 @@ public final class Main implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    CommonPool.size();
     System.exit(commandLine(System::getenv).execute(args));
   }
 

@@ -13,6 +13,7 @@ import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.model.ContainerPaths;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.logging.CommonPool;
 import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
 import io.jakri.logging.LogFormat;
@@ -77,6 +78,7 @@ public final class Main implements Callable<Integer> {
   private EnvDefaults env = new EnvDefaults();
 
   public static void main(String[] args) {
+    CommonPool.size();
     System.exit(commandLine().execute(args));
   }
 

@@ -957,6 +957,13 @@ public final class Bench {
       fig(c + "threads_" + n + "_instances", "threads", "-", Optional.empty());
       fig(c + "burst_" + n + "_s", "s", "(Pod + Service per Instance)", Optional.empty());
       fig(c + "burst_" + n + "_cpu_s", "s", "(CPU time)", Optional.empty());
+      // One thread per API request would be about 2n (a Pod and a Service per Instance).
+      double started = med(c + "burst_" + n + "_threads_started");
+      fig(
+          c + "burst_" + n + "_threads_started",
+          "threads",
+          "< n/10 (none per request)",
+          Optional.of(started < n / 10.0));
     }
   }
 

@@ -78,6 +78,7 @@ final class ControllerBench {
         add.accept("controller_" + label + "_threads_idle", (double) controller.threads());
 
         long cpu0 = controller.cpuMs();
+        long started0 = controller.threadsStarted();
         long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
           client.resource(instance(configuration, String.format("cam-%06x", i), NS, NODE)).create();
@@ -87,6 +88,9 @@ final class ControllerBench {
         add.accept("controller_" + label + "_burst_" + n + "_s", (System.nanoTime() - t0) / 1e9);
         add.accept(
             "controller_" + label + "_burst_" + n + "_cpu_s", (controller.cpuMs() - cpu0) / 1000.0);
+        add.accept(
+            "controller_" + label + "_burst_" + n + "_threads_started",
+            (double) (controller.threadsStarted() - started0));
         Bench.settle();
         add.accept(
             "controller_" + label + "_rss_" + n + "_instances_mb", controller.rssKb() / 1024.0);

@@ -218,12 +218,68 @@ class AgentProcessIT {
     assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();
     String output = Files.readString(tmp.resolve("agent.log"));
     assertThat(demo.exitValue()).as(output).isZero();
-    assertThat(output).contains("jakri-demo-");
+    // The demo really served its devices in its own directory (a directory too long for sockets
+    // once made it wait 30 s, serve nothing and exit 0).
+    assertThat(output)
+        .containsPattern("jakri-demo-[0-9a-f]{8}/device-plugins")
+        .containsPattern("(?m)^spookd-[0-9a-f]{6}-[0-9]+\\.sock$")
+        .doesNotContain("cannot serve");
     try (Stream<Path> left = Files.list(temp)) {
       assertThat(left.map(p -> p.getFileName().toString()))
           .as("left in java.io.tmpdir")
           .noneMatch(name -> name.startsWith("jakri-demo-"));
     }
+  }
+
+  @Test
+  void demoInAWorkDirTooLongForSocketsIsOneClearLineAndExitTwo() throws Exception {
+    Path work = tmp.resolve("w".repeat(100));
+    Process demo =
+        startAgent(
+            List.of(
+                "demo",
+                "--once",
+                "--work-dir",
+                work.toString(),
+                "--plugins-dir",
+                TestAgent.PLUGINS.toString()));
+    assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(tmp.resolve("agent.log"));
+    assertThat(demo.exitValue()).as(output).isEqualTo(2);
+    assertThat(output.strip().lines())
+        .as(output)
+        .containsExactly(
+            "jakri-agent demo: device-plugin directory "
+                + work.resolve("device-plugins")
+                + " is "
+                + (work.resolve("device-plugins").toString().length())
+                + " bytes long: no socket in it fits the 107 bytes a Unix socket path may have;"
+                + " use a directory of at most 78 bytes (--work-dir)");
+  }
+
+  @Test
+  void agentWithADevicePluginDirTooLongForSocketsIsOneClearLineAndExitTwo() throws Exception {
+    Path dir = tmp.resolve("d".repeat(100));
+    Path config = Files.createDirectories(tmp.resolve("config"));
+    Process agent =
+        startAgent(
+            List.of(
+                "--standalone",
+                "--config",
+                config.toString(),
+                "--emulate-kubelet",
+                "--device-plugin-dir",
+                dir.toString(),
+                "--plugins-dir",
+                TestAgent.PLUGINS.toString()));
+    assertThat(agent.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(tmp.resolve("agent.log"));
+    assertThat(agent.exitValue()).as(output).isEqualTo(2);
+    assertThat(output)
+        .contains("jakri-agent: device-plugin directory " + dir + " is ")
+        .contains("(--device-plugin-dir)")
+        .doesNotContain("\tat ");
+    assertThat(dir).doesNotExist();
   }
 
   @Test

@@ -6,7 +6,6 @@ import io.jakri.logging.DurationText;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -76,7 +75,7 @@ final class CommonFlags {
       throws IOException {
     Path dir = devicePluginDir;
     if (dir == null && emulate) {
-      dir = Files.createTempDirectory("jakri-kubelet-");
+      dir = Main.shortTempDirectory("jakri-kubelet-");
       temporaryDir = Optional.of(dir);
       LoggerFactory.getLogger(Main.class)
           .info(

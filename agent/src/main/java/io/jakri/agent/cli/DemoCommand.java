@@ -3,6 +3,7 @@ package io.jakri.agent.cli;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
+import io.jakri.agent.deviceplugin.SocketNames;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;
@@ -93,7 +94,19 @@ final class DemoCommand implements Callable<Integer> {
       System.setProperty("JAKRI_EMULATOR_LOG_LEVEL", "ERROR");
     }
     logFormat.apply(Optional.of(nodeName));
-    Path work = workDir != null ? workDir : Files.createTempDirectory("jakri-demo-");
+    Path work = workDir != null ? workDir : Main.shortTempDirectory("jakri-demo-");
+    Optional<String> tooLong = SocketNames.tooLong(work.resolve("device-plugins"));
+    if (tooLong.isPresent()) {
+      // Nothing could be served there: say so instead of a demo of nothing.
+      System.err.println(
+          "jakri-agent demo: "
+              + tooLong.get()
+              + (workDir != null ? " (--work-dir)" : " (--work-dir chooses another)"));
+      if (workDir == null) {
+        Main.deleteTree(work);
+      }
+      return 2;
+    }
     Path configPath = config != null ? config : Demo.writeBundledExamples(work.resolve("config"));
     AgentOptions options =
         new AgentOptions(

@@ -5,6 +5,7 @@ import io.jakri.agent.AgentOptions;
 import io.jakri.agent.OutOfMemoryExit;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.cluster.WatchedNamespaces;
+import io.jakri.agent.deviceplugin.SocketNames;
 import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.dra.DraOptions;
@@ -514,6 +515,13 @@ public final class Main implements Callable<Integer> {
   }
 
   int runUntilSignal(AgentOptions options) throws Exception {
+    Optional<String> tooLong = SocketNames.tooLong(options.devicePluginDir());
+    if (tooLong.isPresent()) {
+      System.err.println("jakri-agent: " + tooLong.get() + " (--device-plugin-dir)");
+      common.temporaryDir.ifPresent(Main::removeTemporaryDir);
+      temporaryCdiDir.ifPresent(Main::deleteTree);
+      return 2;
+    }
     CountDownLatch stop = new CountDownLatch(1);
     // SIGTERM and SIGINT end streams, remove sockets and exit 0 (not the JVM's default 143).
     Signal.handle(new Signal("TERM"), s -> stop.countDown());
@@ -560,6 +568,27 @@ public final class Main implements Callable<Integer> {
       Files.deleteIfExists(dir);
     } catch (IOException e) {
       LoggerFactory.getLogger(Main.class).warn("kept {}: {}", dir, e.toString());
+    }
+  }
+
+  /**
+   * A new directory {@code <prefix><8 hex digits>} in {@code java.io.tmpdir}, owner-only: eleven
+   * bytes shorter than {@link Files#createTempDirectory}'s name, which matters where sockets go (a
+   * Unix socket path has at most 107 bytes).
+   */
+  static Path shortTempDirectory(String prefix) throws IOException {
+    Path base = Path.of(System.getProperty("java.io.tmpdir"));
+    java.security.SecureRandom random = new java.security.SecureRandom();
+    java.nio.file.attribute.FileAttribute<?> ownerOnly =
+        java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    while (true) {
+      Path dir = base.resolve(prefix + java.util.HexFormat.of().toHexDigits(random.nextInt()));
+      try {
+        return Files.createDirectory(dir, ownerOnly);
+      } catch (java.nio.file.FileAlreadyExistsException taken) {
+        // Another name.
+      }
     }
   }
 

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Optional;
 
 /**
  * The socket file a resource's server listens on: {@code <stem>-<unix seconds>.sock} in the
@@ -16,12 +17,21 @@ import java.util.HexFormat;
  * start as fits, followed by {@code -} and {@value #HASH_CHARS} hex characters of its SHA-256, so
  * two long stems sharing a start still get different files. Stems that fit are kept as they are.
  */
-final class SocketNames {
+public final class SocketNames {
 
   /** The longest path a Unix socket may have on Linux, in bytes. */
   static final int MAX_PATH_BYTES = 107;
 
   static final int HASH_CHARS = 10;
+
+  /**
+   * The shortest socket name {@link #socket} makes: one character of the stem, {@code -}, the hash,
+   * {@code -}, ten digits of seconds and {@code .sock}.
+   */
+  static final int SHORTEST_NAME_BYTES = 1 + 1 + HASH_CHARS + 1 + 10 + ".sock".length();
+
+  /** The longest device-plugin directory in which every resource's socket fits. */
+  public static final int MAX_DIR_BYTES = MAX_PATH_BYTES - 1 - SHORTEST_NAME_BYTES;
 
   private SocketNames() {}
 
@@ -39,6 +49,27 @@ final class SocketNames {
     String hash = "-" + hash(stem);
     int keep = Math.max(1, room - hash.length());
     return dir.resolve(prefix(stem, keep) + hash + suffix);
+  }
+
+  /**
+   * Why no socket can be served in {@code dir}, if so: a directory longer than {@value
+   * #MAX_DIR_BYTES} bytes leaves no room for even the shortest name, and every bind would fail.
+   */
+  public static Optional<String> tooLong(Path dir) {
+    int length = bytes(dir.toString());
+    if (length <= MAX_DIR_BYTES) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "device-plugin directory "
+            + dir
+            + " is "
+            + length
+            + " bytes long: no socket in it fits the "
+            + MAX_PATH_BYTES
+            + " bytes a Unix socket path may have; use a directory of at most "
+            + MAX_DIR_BYTES
+            + " bytes");
   }
 
   /** The longest start of {@code s} of at most {@code max} UTF-8 bytes, cut at a character. */

@@ -54,4 +54,26 @@ class SocketNamesTest {
     Path p = SocketNames.socket(deep, "zeroconf-218f68", 1608227293L);
     assertThat(p.getFileName().toString()).matches("z-[0-9a-f]{10}-1608227293\\.sock");
   }
+
+  @Test
+  void everySocketFitsInTheLongestDirectoryTooLongSaysIsFineAndNoneInALongerOne() {
+    Path longest = Path.of("/" + "d".repeat(SocketNames.MAX_DIR_BYTES - 1));
+    assertThat(bytes(longest)).isEqualTo(SocketNames.MAX_DIR_BYTES);
+    assertThat(SocketNames.tooLong(longest)).isEmpty();
+    String stem = "jakri-class-example.com_" + "a-long-class-name-".repeat(5);
+    assertThat(bytes(SocketNames.socket(longest, stem, 9_999_999_999L)))
+        .isLessThanOrEqualTo(SocketNames.MAX_PATH_BYTES);
+
+    Path longer = Path.of("/" + "d".repeat(SocketNames.MAX_DIR_BYTES));
+    assertThat(bytes(SocketNames.socket(longer, stem, 9_999_999_999L)))
+        .isGreaterThan(SocketNames.MAX_PATH_BYTES);
+    assertThat(SocketNames.tooLong(longer))
+        .hasValueSatisfying(
+            why ->
+                assertThat(why)
+                    .contains(longer.toString())
+                    .contains((SocketNames.MAX_DIR_BYTES + 1) + " bytes long")
+                    .contains("at most " + SocketNames.MAX_DIR_BYTES + " bytes"));
+    assertThat(SocketNames.tooLong(KUBELET_DIR)).isEmpty();
+  }
 }

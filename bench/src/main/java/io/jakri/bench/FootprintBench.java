@@ -72,6 +72,9 @@ final class FootprintBench {
   /** Per floor role, its trained AppCDS archive (made once per bench run). */
   private final Map<String, Path> floorArchives = new HashMap<>();
 
+  /** Each component's AppCDS archive, dumped once per bench (its jar's path does not change). */
+  private final Map<String, Path> appArchives = new HashMap<>();
+
   FootprintBench(Bench.Options options, Path work, BiConsumer<String, Double> add) {
     this.options = options;
     this.work = work;
@@ -214,7 +217,7 @@ final class FootprintBench {
                 "--metrics-port=" + metricsPort,
                 "--discovery-handlers-dir="
                     + Files.createDirectories(dir.resolve("discovery-handlers")));
-        List<String> flags = withAppArchive(jvm, "agent", options.agentJar(), root);
+        List<String> flags = withAppArchive(jvm, "agent", options.agentJar());
         try (ChildJvm agent =
             ChildJvm.start(javaBinary(), flags, env, args, dir.resolve("agent.log"))) {
           add.accept(
@@ -340,7 +343,7 @@ final class FootprintBench {
                 + NS
                 + ".svc.cluster.local",
             "--webhook-configuration=" + WEBHOOK);
-    List<String> flags = withAppArchive(jvm, "controller", controllerJar(), root);
+    List<String> flags = withAppArchive(jvm, "controller", controllerJar());
     try (ChildJvm controller =
         ChildJvm.start(javaBinary(), flags, env, args, dir.resolve("controller.log"))) {
       add.accept(
@@ -437,11 +440,11 @@ final class FootprintBench {
   /**
    * The chart's flags plus, unless {@code --no-cds}, the component's AppCDS archive as the image
    * ships it: dumped by the runtime under test from the image build's class list, for {@code jar}
-   * at the path this run gives it (an archive names its jar's path; the image's names
-   * /opt/jakri/...). Without the class list (images not built) the flags alone, said once.
+   * at the path this bench gives it (an archive names its jar's path; the image's names
+   * /opt/jakri/...), once per bench. Without the class list (images not built) the flags alone,
+   * said once.
    */
-  private List<String> withAppArchive(ChartJvm jvm, String component, Path jar, Path root)
-      throws Exception {
+  private List<String> withAppArchive(ChartJvm jvm, String component, Path jar) throws Exception {
     List<String> flags = new ArrayList<>(jvm.flags());
     Path classlist = repo.resolve("images/target/cds").resolve(component + ".classlist");
     if (!options.cds()) {
@@ -456,8 +459,12 @@ final class FootprintBench {
               + " runs without the image's AppCDS archive");
       return flags;
     }
-    Path archive = root.resolve(component + ".jsa");
-    dump(classlist, jar.toString(), archive);
+    Path archive = appArchives.get(component);
+    if (archive == null) {
+      archive = Files.createDirectories(work.resolve("app-cds-" + component)).resolve("app.jsa");
+      dump(classlist, jar.toString(), archive);
+      appArchives.put(component, archive);
+    }
     flags.add("-XX:SharedArchiveFile=" + archive);
     return flags;
   }

@@ -513,19 +513,10 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
       }
       List<Handler> handlers = extensions.get(wrapper.getPluginId());
       if (handlers == null) {
-        try {
-          String id = wrapper.getPluginId();
-          handlers =
-              bounded(
-                  wrapper.getPluginPath(),
-                  wrapper.getPluginClassLoader(),
-                  "create its handlers",
-                  () -> handlersOf(id));
-          extensions.put(id, handlers);
-        } catch (Stalled | RuntimeException | LinkageError e) {
-          fail(wrapper.getPluginPath(), "extensions cannot be created: " + e.getMessage());
-          continue;
-        }
+        // Started but never indexed: a plugin whose load stalled, left running on purpose (see
+        // load) and already reported. Its code is not run again here: asking it for its handlers
+        // once more stalled every later rescan for the timeout and reported the jar twice.
+        continue;
       }
       for (Handler named : handlers) {
         DiscoveryHandler handler = named.handler();

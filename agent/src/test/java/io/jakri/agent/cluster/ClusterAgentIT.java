@@ -213,8 +213,10 @@ class ClusterAgentIT {
 
   @Test
   void configurationEditsReachRunningDiscoveryAndExistingInstances() throws Exception {
-    cluster.start("n1", Duration.ofSeconds(30));
-    cluster.start("n2", Duration.ofSeconds(30));
+    // A 5 s offline grace: the device the edit drops is removed after it (30 s cost this test 30
+    // s).
+    cluster.start("n1", Duration.ofSeconds(5));
+    cluster.start("n2", Duration.ofSeconds(5));
     cluster.apply(WIDGETS);
     String shared = sharedInstance();
     cluster.awaitCapacity("n1", "akri.sh/" + shared, 2);
@@ -254,6 +256,7 @@ class ClusterAgentIT {
     cluster.awaitCapacity("n2", "akri.sh/" + shared, 3);
     // The n1-only device left the mapping: unhealthy at once, gone after the grace.
     await().atMost(Duration.ofSeconds(40)).until(() -> cluster.instances().size() == 1);
+    assertThat(cluster.instance(shared)).isPresent();
   }
 
   @Test

@@ -236,7 +236,11 @@ final class ClusterHarness implements AutoCloseable {
    */
   void freeAllSlots(String instance) {
     agents.values().forEach(a -> a.resources().releaseHeld(instance));
+    // Checked at once and then every 5 ms: Awaitility's default first wait and interval (100 ms
+    // each) made each call cost at least 200 ms, most of a 200-Allocate test's time.
     await()
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(5))
         .atMost(Duration.ofSeconds(10))
         .ignoreExceptionsInstanceOf(io.fabric8.kubernetes.client.KubernetesClientException.class)
         .until(
@@ -253,6 +257,8 @@ final class ClusterHarness implements AutoCloseable {
               return true;
             });
     await()
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(5))
         .atMost(Duration.ofSeconds(10))
         .until(
             () ->

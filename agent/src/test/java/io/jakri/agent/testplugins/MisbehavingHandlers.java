@@ -393,11 +393,20 @@ public final class MisbehavingHandlers {
     return path;
   }
 
-  /** Blocks, deaf to interrupts, until {@code <dir>/release} exists (a stuck handler's thread). */
+  /**
+   * Blocks, deaf to interrupts, until {@code <dir>/release} exists (a stuck handler's thread). The
+   * interrupt is cleared while waiting (or parkNanos would return at once and the thread spin a
+   * core) and set again on the way out.
+   */
   private static void blockUntilReleased(java.nio.file.Path dir) {
     java.nio.file.Path release = dir.resolve("release");
+    boolean interrupted = false;
     while (!java.nio.file.Files.exists(release)) {
       java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+      interrupted |= Thread.interrupted();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

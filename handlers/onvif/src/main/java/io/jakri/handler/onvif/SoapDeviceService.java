@@ -50,12 +50,31 @@ final class SoapDeviceService implements DeviceService {
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.http =
-        HttpClient.newBuilder()
-            .executor(scheduler)
-            .connectTimeout(Duration.ofMillis(TIMEOUT_MILLIS))
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .version(HttpClient.Version.HTTP_1_1)
-            .build();
+        unpinned(
+            HttpClient.newBuilder()
+                .executor(scheduler)
+                .connectTimeout(Duration.ofMillis(TIMEOUT_MILLIS))
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .version(HttpClient.Version.HTTP_1_1));
+  }
+
+  /**
+   * Builds the client with the platform class loader as this thread's context class loader. The
+   * client's selector thread (JDK code) starts in {@code build()} and takes its creator's context
+   * class loader: with the plugin's, the agent counted it as a thread of this plugin, and since JDK
+   * 17's client cannot be closed (that thread ends once the client is garbage-collected), every
+   * agent stop or plugin unload after an ONVIF discovery waited out its 10 s stop timeout and kept
+   * the plugin's class loader open. Dependent actions still run on {@code scheduler}.
+   */
+  static HttpClient unpinned(HttpClient.Builder builder) {
+    Thread current = Thread.currentThread();
+    ClassLoader was = current.getContextClassLoader();
+    current.setContextClassLoader(ClassLoader.getPlatformClassLoader());
+    try {
+      return builder.build();
+    } finally {
+      current.setContextClassLoader(was);
+    }
   }
 
   @Override

@@ -124,6 +124,8 @@ class PluginUnloadIT {
     assertThat(old).isNotNull();
     replaceJar();
     await()
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(10))
         .atMost(Duration.ofSeconds(30))
         .until(() -> currentLoader() != null && currentLoader() != old);
     return old;
@@ -155,6 +157,8 @@ class PluginUnloadIT {
           .as("reload %d: the old class loader is closed or counted as kept open", i + 1)
           .isTrue();
       await()
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(10))
           .atMost(Duration.ofSeconds(15))
           .until(() -> running(currentLoader()) && !agent.instances().list().isEmpty());
     }

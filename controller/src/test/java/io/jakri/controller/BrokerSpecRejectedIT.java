@@ -227,7 +227,9 @@ class BrokerSpecRejectedIT {
     Configuration good = cluster.podConfiguration("good", "nginx:1");
     cluster.instance(bad, "bad-aaaaaa", false, "n1");
     cluster.instance(good, "good-aaaaaa", false, "n1");
-    RealCluster.Running controller = cluster.start();
+    // Retries capped at 500 ms: the test waits for two of them (2 s cost it about 4 s).
+    RealCluster.Running controller =
+        cluster.start(cluster.options().withRetry(Duration.ofMillis(100), Duration.ofMillis(500)));
 
     await()
         .atMost(WAIT)

@@ -70,20 +70,6 @@ class HandlerContainmentIT {
       a.writeConfig("huge", TestAgent.configuration("huge", "huge", 1, ""));
       a.writeConfig("flood", TestAgent.configuration("flood", "flood", 1, ""));
 
-      // Throwing and hanging validate() are reported, not fatal.
-      await()
-          .atMost(Duration.ofSeconds(40))
-          .ignoreExceptions()
-          .untilAsserted(
-              () -> {
-                Map<String, DiscoveryManager.ConfigurationStatus> s =
-                    a.agent.discovery().statuses();
-                assertThat(s.get("validate-thrower").state()).isIn(State.FAILED, State.INVALID);
-                assertThat(s.get("validate-thrower").message()).contains("validate exploded");
-                assertThat(s.get("validate-hanger").state()).isIn(State.FAILED, State.INVALID);
-                assertThat(s.get("validate-hanger").message()).isNotBlank();
-              });
-
       // A callback that throws after reporting does not lose the device.
       String ct = "akri.sh/" + InstanceNames.instanceName("close-thrower", "ct-0", true, "node-a");
       a.awaitAllocatable(ct, 1, Duration.ofSeconds(20));
@@ -124,6 +110,21 @@ class HandlerContainmentIT {
                 maxFlood.accumulateAndGet(a.instancesOf("flood"), Math::max);
                 return true;
               });
+      // Throwing and hanging validate() are reported, not fatal (checked after the flood, which
+      // runs while validate-hanger hangs for the 10 s call timeout).
+      await()
+          .atMost(Duration.ofSeconds(40))
+          .ignoreExceptions()
+          .untilAsserted(
+              () -> {
+                Map<String, DiscoveryManager.ConfigurationStatus> s =
+                    a.agent.discovery().statuses();
+                assertThat(s.get("validate-thrower").state()).isIn(State.FAILED, State.INVALID);
+                assertThat(s.get("validate-thrower").message()).contains("validate exploded");
+                assertThat(s.get("validate-hanger").state()).isIn(State.FAILED, State.INVALID);
+                assertThat(s.get("validate-hanger").message()).isNotBlank();
+              });
+
       int admitted = admittedCount.get();
       long maxTracked = maxFlood.get();
       long floodInstances = a.instancesOf("flood");

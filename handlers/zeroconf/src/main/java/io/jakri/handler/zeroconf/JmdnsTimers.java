@@ -11,7 +11,6 @@ import javax.jmdns.impl.DNSIncoming;
 import javax.jmdns.impl.DNSTaskStarter;
 import javax.jmdns.impl.JmDNSImpl;
 import javax.jmdns.impl.ServiceInfoImpl;
-import javax.jmdns.impl.tasks.RecordReaper;
 import javax.jmdns.impl.tasks.Responder;
 import javax.jmdns.impl.tasks.resolver.ServiceInfoResolver;
 import javax.jmdns.impl.tasks.resolver.ServiceResolver;
@@ -106,9 +105,30 @@ final class JmdnsTimers implements DNSTaskStarter {
     new Canceler(jmdns).start(stateTimer);
   }
 
+  /**
+   * How often the record cache is cleaned: once a second, not JmDNS's ten. A service's goodbye (TTL
+   * 0) only marks its records to expire one second later (RFC 6762, 10.1); the cleaning removes
+   * them and reports the service gone. Every ten seconds, a device that said goodbye stayed up to
+   * ten seconds longer (measured 9.1 and 9.5 s). The cleaning walks the cache in memory; it sends
+   * nothing unless a record is due for its refresh query, which it then sends closer to its time.
+   */
+  static final Duration REAPER_INTERVAL = Duration.ofSeconds(1);
+
   @Override
   public void startReaper() {
-    new RecordReaper(jmdns).start(timer);
+    long every = REAPER_INTERVAL.toMillis();
+    timer.schedule(
+        new TimerTask() {
+          @Override
+          public void run() {
+            // What JmDNS's RecordReaper does, at this rate.
+            if (!jmdns.isCanceling() && !jmdns.isCanceled()) {
+              jmdns.cleanCache();
+            }
+          }
+        },
+        every,
+        every);
   }
 
   @Override

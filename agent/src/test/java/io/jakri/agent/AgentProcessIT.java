@@ -234,18 +234,8 @@ class AgentProcessIT {
   @Test
   void demoInAWorkDirTooLongForSocketsIsOneClearLineAndExitTwo() throws Exception {
     Path work = tmp.resolve("w".repeat(100));
-    Process demo =
-        startAgent(
-            List.of(
-                "demo",
-                "--once",
-                "--work-dir",
-                work.toString(),
-                "--plugins-dir",
-                TestAgent.PLUGINS.toString()));
-    assertThat(demo.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    String output = Files.readString(tmp.resolve("agent.log"));
-    assertThat(demo.exitValue()).as(output).isEqualTo(2);
+    String output =
+        exitsTwo(List.of("demo", "--once", "--work-dir", work.toString(), "--plugins-dir"));
     assertThat(output.strip().lines())
         .as(output)
         .containsExactly(
@@ -261,8 +251,8 @@ class AgentProcessIT {
   void agentWithADevicePluginDirTooLongForSocketsIsOneClearLineAndExitTwo() throws Exception {
     Path dir = tmp.resolve("d".repeat(100));
     Path config = Files.createDirectories(tmp.resolve("config"));
-    Process agent =
-        startAgent(
+    String output =
+        exitsTwo(
             List.of(
                 "--standalone",
                 "--config",
@@ -270,16 +260,23 @@ class AgentProcessIT {
                 "--emulate-kubelet",
                 "--device-plugin-dir",
                 dir.toString(),
-                "--plugins-dir",
-                TestAgent.PLUGINS.toString()));
-    assertThat(agent.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    String output = Files.readString(tmp.resolve("agent.log"));
-    assertThat(agent.exitValue()).as(output).isEqualTo(2);
+                "--plugins-dir"));
     assertThat(output)
         .contains("jakri-agent: device-plugin directory " + dir + " is ")
         .contains("(--device-plugin-dir)")
         .doesNotContain("\tat ");
     assertThat(dir).doesNotExist();
+  }
+
+  /** Runs the jar with {@code args} and the test plugins' directory; it exits 2; its output. */
+  private String exitsTwo(List<String> args) throws Exception {
+    List<String> all = new java.util.ArrayList<>(args);
+    all.add(TestAgent.PLUGINS.toString());
+    Process process = startAgent(all);
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(tmp.resolve("agent.log"));
+    assertThat(process.exitValue()).as(output).isEqualTo(2);
+    return output;
   }
 
   @Test

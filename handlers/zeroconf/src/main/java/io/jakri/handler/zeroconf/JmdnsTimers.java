@@ -11,6 +11,7 @@ import javax.jmdns.impl.DNSIncoming;
 import javax.jmdns.impl.DNSTaskStarter;
 import javax.jmdns.impl.JmDNSImpl;
 import javax.jmdns.impl.ServiceInfoImpl;
+import javax.jmdns.impl.tasks.RecordReaper;
 import javax.jmdns.impl.tasks.Responder;
 import javax.jmdns.impl.tasks.resolver.ServiceInfoResolver;
 import javax.jmdns.impl.tasks.resolver.ServiceResolver;
@@ -116,19 +117,9 @@ final class JmdnsTimers implements DNSTaskStarter {
 
   @Override
   public void startReaper() {
+    // JmDNS's own reaper task (it cleans unless JmDNS is closing), at this rate instead of its own.
     long every = REAPER_INTERVAL.toMillis();
-    timer.schedule(
-        new TimerTask() {
-          @Override
-          public void run() {
-            // What JmDNS's RecordReaper does, at this rate.
-            if (!jmdns.isCanceling() && !jmdns.isCanceled()) {
-              jmdns.cleanCache();
-            }
-          }
-        },
-        every,
-        every);
+    timer.schedule(new RecordReaper(jmdns), every, every);
   }
 
   @Override

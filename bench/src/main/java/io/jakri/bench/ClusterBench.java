@@ -106,9 +106,10 @@ final class ClusterBench {
           long threadsAtStart = 0;
           for (int i = 0; i < warmup + measured; i++) {
             if (i == warmup) {
+              // jcmd first: the agent's CPU for answering it is not the Allocates'.
+              threadsAtStart = agent.threadsStarted();
               cpuAtStart = agent.cpuMs();
               sysAtStart = agent.systemCpuMs();
-              threadsAtStart = agent.threadsStarted();
             }
             String name = names.get(i % instances);
             String slot = InstanceNames.slotId(name, i / instances);

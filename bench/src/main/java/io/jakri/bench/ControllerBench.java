@@ -77,8 +77,9 @@ final class ControllerBench {
         add.accept("controller_" + label + "_rss_idle_mb", controller.rssKb() / 1024.0);
         add.accept("controller_" + label + "_threads_idle", (double) controller.threads());
 
-        long cpu0 = controller.cpuMs();
+        // jcmd first: the controller's CPU for answering it is not the burst's.
         long started0 = controller.threadsStarted();
+        long cpu0 = controller.cpuMs();
         long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) {
           client.resource(instance(configuration, String.format("cam-%06x", i), NS, NODE)).create();

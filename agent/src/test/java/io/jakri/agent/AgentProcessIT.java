@@ -235,7 +235,14 @@ class AgentProcessIT {
   void demoInAWorkDirTooLongForSocketsIsOneClearLineAndExitTwo() throws Exception {
     Path work = tmp.resolve("w".repeat(100));
     String output =
-        exitsTwo(List.of("demo", "--once", "--work-dir", work.toString(), "--plugins-dir"));
+        exitsTwo(
+            List.of(
+                "demo",
+                "--once",
+                "--work-dir",
+                work.toString(),
+                "--plugins-dir",
+                TestAgent.PLUGINS.toString()));
     assertThat(output.strip().lines())
         .as(output)
         .containsExactly(
@@ -260,7 +267,8 @@ class AgentProcessIT {
                 "--emulate-kubelet",
                 "--device-plugin-dir",
                 dir.toString(),
-                "--plugins-dir"));
+                "--plugins-dir",
+                TestAgent.PLUGINS.toString()));
     assertThat(output)
         .contains("jakri-agent: device-plugin directory " + dir + " is ")
         .contains("(--device-plugin-dir)")
@@ -268,11 +276,9 @@ class AgentProcessIT {
     assertThat(dir).doesNotExist();
   }
 
-  /** Runs the jar with {@code args} and the test plugins' directory; it exits 2; its output. */
+  /** Runs the jar with {@code args}; it exits 2; its output. */
   private String exitsTwo(List<String> args) throws Exception {
-    List<String> all = new java.util.ArrayList<>(args);
-    all.add(TestAgent.PLUGINS.toString());
-    Process process = startAgent(all);
+    Process process = startAgent(args);
     assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
     String output = Files.readString(tmp.resolve("agent.log"));
     assertThat(process.exitValue()).as(output).isEqualTo(2);

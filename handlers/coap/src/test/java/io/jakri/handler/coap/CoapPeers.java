@@ -3,18 +3,22 @@ package io.jakri.handler.coap;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.awaitility.core.ConditionTimeoutException;
 
@@ -127,13 +131,21 @@ public final class CoapPeers implements AutoCloseable {
     }
   }
 
-  /** Creates a namespace (IPv4 and link-local IPv6 without duplicate address detection). */
+  /**
+   * Creates a namespace (IPv4 and link-local IPv6 without duplicate address detection) on a subnet
+   * no other interface of this host uses ({@link #freeSubnet()}).
+   */
   Namespace namespace() throws Unavailable {
     if (!onPath("ip")) {
       throw new Unavailable("ip is not installed (apt-get install iproute2)");
     }
     String id = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
-    Namespace ns = new Namespace(id, ThreadLocalRandom.current().nextInt(1, 255));
+    Namespace ns;
+    try {
+      ns = new Namespace(id, freeSubnet());
+    } catch (IOException e) {
+      throw new Unavailable(e.getMessage());
+    }
     try {
       run("ip", "netns", "add", ns.name);
       namespaces.add(ns.name);
@@ -164,6 +176,33 @@ public final class CoapPeers implements AutoCloseable {
       throw new Unavailable("namespace set-up failed: " + e.getMessage());
     }
     return ns;
+  }
+
+  /**
+   * A third octet N such that no address of this host lies in 10.214.N.0/24, tried in random order.
+   * Two host interfaces with one IPv4 address break the multicast tests in a way that looks like a
+   * lost packet: the JDK names the interface of an IPv4 socket's {@code IP_MULTICAST_IF} by its
+   * address, and Linux then takes whichever interface with that address it finds first (the
+   * newest), so a group request meant for one namespace leaves through the other. Namespaces are
+   * created one after the other, and each one's host address is on its interface before the next is
+   * picked, so no two are alike.
+   */
+  private static int freeSubnet() throws IOException {
+    List<String> taken = new ArrayList<>();
+    for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+      for (InetAddress address : Collections.list(nif.getInetAddresses())) {
+        taken.add(address.getHostAddress());
+      }
+    }
+    List<Integer> octets = new ArrayList<>(IntStream.range(1, 255).boxed().toList());
+    Collections.shuffle(octets);
+    for (int octet : octets) {
+      String prefix = "10.214." + octet + ".";
+      if (taken.stream().noneMatch(a -> a.startsWith(prefix))) {
+        return octet;
+      }
+    }
+    throw new IOException("every 10.214.N.0/24 is in use on this host");
   }
 
   private void in(Namespace ns, String... command) throws IOException, Unavailable {

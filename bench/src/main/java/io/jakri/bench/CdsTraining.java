@@ -136,7 +136,8 @@ public final class CdsTraining {
     Path dir = Files.createDirectories(work.resolve("controller"));
     Configuration configuration = ControllerBench.createConfiguration(admin, NS);
     admin.resource(FootprintBench.webhookConfiguration()).create();
-    int metricsPort = FootprintBench.freePort();
+    int[] ports = FootprintBench.freePorts(2);
+    int metricsPort = ports[0];
     List<String> args =
         List.of(
             "-cp",
@@ -144,7 +145,7 @@ public final class CdsTraining {
             "io.jakri.controller.Main",
             "--log-format=json",
             "--metrics-port=" + metricsPort,
-            "--webhook-port=" + FootprintBench.freePort(),
+            "--webhook-port=" + ports[1],
             "--webhook-names=" + FootprintBench.WEBHOOK + "." + NS + ".svc",
             "--webhook-configuration=" + FootprintBench.WEBHOOK);
     try (ChildJvm controller =

@@ -67,10 +67,9 @@ final class CoapBench {
     try (peers;
         DatagramSocket marker = new DatagramSocket(new InetSocketAddress(loopback, 0));
         PollingRuns rounds = new PollingRuns()) {
-      int[] ports = new int[runs + 1]; // [0]: the warm-up server
+      int[] ports = CoapPeers.freePorts(runs + 1); // [0]: the warm-up server
       StringBuilder hosts = new StringBuilder("\"127.0.0.1:" + marker.getLocalPort() + "\"");
       for (int k = 0; k <= runs; k++) {
-        ports[k] = CoapPeers.freePort();
         hosts.append(", \"127.0.0.1:").append(ports[k]).append('"');
       }
       Path plugins = HandlerAgentRun.plugins(options, root, "coap");

@@ -324,7 +324,8 @@ final class FootprintBench {
     // Configuration so that no admission call is waited for in this run.
     api.apply(webhookConfiguration());
     Path dir = Files.createDirectories(root.resolve("controller"));
-    int metricsPort = freePort();
+    int[] ports = freePorts(2);
+    int metricsPort = ports[0];
     List<String> args =
         List.of(
             "-cp",
@@ -332,7 +333,7 @@ final class FootprintBench {
             "io.jakri.controller.Main",
             "--log-format=json",
             "--metrics-port=" + metricsPort,
-            "--webhook-port=" + freePort(),
+            "--webhook-port=" + ports[1],
             "--webhook-names="
                 + WEBHOOK
                 + "."
@@ -605,8 +606,24 @@ final class FootprintBench {
   }
 
   static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
+    return freePorts(1)[0];
+  }
+
+  /** {@code n} distinct free ports (all held open until each is known: a closed one can return). */
+  static int[] freePorts(int n) throws IOException {
+    List<ServerSocket> held = new ArrayList<>();
+    try {
+      int[] ports = new int[n];
+      for (int i = 0; i < n; i++) {
+        ServerSocket socket = new ServerSocket(0);
+        held.add(socket);
+        ports[i] = socket.getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket socket : held) {
+        socket.close();
+      }
     }
   }
 

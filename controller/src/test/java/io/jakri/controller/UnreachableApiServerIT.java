@@ -55,8 +55,9 @@ class UnreachableApiServerIT {
   @Test
   void anUnreachableServerIsRetriedWithOneLinePerAttemptAndReadinessSaysWhyUntilItAnswers()
       throws Exception {
-    int port = freePort();
-    int metrics = freePort();
+    int[] ports = freePorts(2);
+    int port = ports[0];
+    int metrics = ports[1];
     Path kubeconfig =
         rewrite(
             cluster.kubeconfig(tmp.resolve("real")),
@@ -95,7 +96,7 @@ class UnreachableApiServerIT {
 
   @Test
   void aWrongCaIsRetriedAndReportedWithoutEndingTheProcess() throws Exception {
-    int metrics = freePort();
+    int metrics = freePorts(1)[0];
     Path wrongCa = tmp.resolve("wrong-ca.crt");
     Process openssl =
         new ProcessBuilder(
@@ -185,9 +186,21 @@ class UnreachableApiServerIT {
     return kubeconfig;
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
+  /** {@code n} distinct free ports (all held open until each is known: a closed one can return). */
+  private static int[] freePorts(int n) throws IOException {
+    java.util.List<ServerSocket> held = new java.util.ArrayList<>();
+    try {
+      int[] ports = new int[n];
+      for (int i = 0; i < n; i++) {
+        ServerSocket socket = new ServerSocket(0);
+        held.add(socket);
+        ports[i] = socket.getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket socket : held) {
+        socket.close();
+      }
     }
   }
 }

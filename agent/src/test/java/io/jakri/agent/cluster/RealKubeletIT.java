@@ -592,10 +592,11 @@ class RealKubeletIT {
   private void writeNodeFiles(Path k8s) throws IOException {
     // The kubelet's config with ports of our own (other kubelets may run on this machine) and
     // eviction thresholds that a busy shared disk does not trip.
+    int[] ports = freePorts(2);
     String config =
         Files.readString(k8s.resolve("kubelet-config.yaml"))
-                .replaceAll("(?m)^port: .*$", "port: " + freePort())
-                .replaceAll("(?m)^healthzPort: .*$", "healthzPort: " + freePort())
+                .replaceAll("(?m)^port: .*$", "port: " + ports[0])
+                .replaceAll("(?m)^healthzPort: .*$", "healthzPort: " + ports[1])
             + "nodeStatusUpdateFrequency: 2s\n"
             + "evictionHard: {memory.available: 1Mi, nodefs.available: 1%, imagefs.available: 1%,"
             + " nodefs.inodesFree: 1%}\n";
@@ -772,9 +773,21 @@ class RealKubeletIT {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
+  /** {@code n} distinct free ports (all held open until each is known: a closed one can return). */
+  private static int[] freePorts(int n) throws IOException {
+    java.util.List<ServerSocket> held = new java.util.ArrayList<>();
+    try {
+      int[] ports = new int[n];
+      for (int i = 0; i < n; i++) {
+        ServerSocket socket = new ServerSocket(0);
+        held.add(socket);
+        ports[i] = socket.getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket socket : held) {
+        socket.close();
+      }
     }
   }
 }

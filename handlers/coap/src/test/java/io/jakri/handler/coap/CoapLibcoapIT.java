@@ -132,8 +132,9 @@ class CoapLibcoapIT {
 
   @Test
   void unicastServersAreDiscoveredUpdatedAndRemoved() throws Exception {
-    int portA = CoapPeers.freePort();
-    int portB = CoapPeers.freePort();
+    int[] ports = CoapPeers.freePorts(2);
+    int portA = ports[0];
+    int portB = ports[1];
     CoapPeers.Peer a = peers.loopbackServer(portA);
     cleanUp.add(a);
     String hosts = "hosts: [\"127.0.0.1:" + portA + "\", \"127.0.0.1:" + portB + "\"]\n";

@@ -79,8 +79,27 @@ public final class CoapPeers implements AutoCloseable {
 
   /** A free UDP/TCP port on loopback (libcoap listens on both). */
   public static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
+    return freePorts(1)[0];
+  }
+
+  /**
+   * {@code n} distinct free ports: all are held open until each is known, since a port closed and
+   * asked for again can come back.
+   */
+  public static int[] freePorts(int n) throws IOException {
+    List<ServerSocket> held = new ArrayList<>();
+    try {
+      int[] ports = new int[n];
+      for (int i = 0; i < n; i++) {
+        ServerSocket socket = new ServerSocket(0);
+        held.add(socket);
+        ports[i] = socket.getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket socket : held) {
+        socket.close();
+      }
     }
   }
 

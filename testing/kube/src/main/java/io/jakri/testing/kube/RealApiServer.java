@@ -45,6 +45,7 @@ public final class RealApiServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RealApiServer.class);
   private static final String ADMIN_TOKEN = "jakri-test-admin";
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+  private static final int START_ATTEMPTS = 3;
 
   private final KubeBinaries binaries;
   private final Path dir;
@@ -63,13 +64,48 @@ public final class RealApiServer implements AutoCloseable {
     this.binaries = binaries;
     this.dir = dir;
     this.extraFlags = List.copyOf(extraFlags);
-    this.etcdPort = freePort();
-    this.etcdPeerPort = freePort();
-    this.port = freePort();
+    int[] ports = freePorts(3);
+    this.etcdPort = ports[0];
+    this.etcdPeerPort = ports[1];
+    this.port = ports[2];
   }
 
-  /** Starts etcd and the API server under {@code dir} and waits until the API server is ready. */
+  /**
+   * Starts etcd and the API server under {@code dir} and waits until the API server is ready. A
+   * port found free may be taken before etcd or the API server binds it (by any connection's local
+   * port): then both start again on other ports, in {@code dir/attempt-<n>}.
+   */
   public static RealApiServer start(KubeBinaries binaries, Path dir, List<String> extraFlags)
+      throws IOException {
+    for (int attempt = 1; ; attempt++) {
+      Path attemptDir = attempt == 1 ? dir : dir.resolve("attempt-" + attempt);
+      try {
+        return startOnce(binaries, attemptDir, extraFlags);
+      } catch (IOException e) {
+        if (attempt >= START_ATTEMPTS || !portTaken(attemptDir)) {
+          throw e;
+        }
+        LOG.warn(
+            "{}: a port was taken before it was bound; starting on other ports", e.getMessage());
+      }
+    }
+  }
+
+  private static boolean portTaken(Path dir) {
+    for (String log : List.of("apiserver.log", "etcd.log")) {
+      try {
+        Path file = dir.resolve(log);
+        if (Files.exists(file) && Files.readString(file).contains("address already in use")) {
+          return true;
+        }
+      } catch (IOException e) {
+        // unreadable: not known to be a port clash
+      }
+    }
+    return false;
+  }
+
+  private static RealApiServer startOnce(KubeBinaries binaries, Path dir, List<String> extraFlags)
       throws IOException {
     Files.createDirectories(dir);
     RealApiServer server = new RealApiServer(binaries, dir, extraFlags);
@@ -403,10 +439,24 @@ public final class RealApiServer implements AutoCloseable {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
+  /**
+   * {@code n} distinct free ports: all are held open until each is known, since one port closed and
+   * asked for again can come back (seen: etcd's client port handed to the API server as well).
+   */
+  private static int[] freePorts(int n) throws IOException {
+    List<ServerSocket> held = new ArrayList<>();
+    try {
+      int[] ports = new int[n];
+      for (int i = 0; i < n; i++) {
+        ServerSocket socket = new ServerSocket(0);
+        held.add(socket);
+        ports[i] = socket.getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket socket : held) {
+        socket.close();
+      }
     }
   }
 

@@ -10,6 +10,7 @@ import io.jakri.kubelet.emulator.KubeletEmulator;
 import io.jakri.kubelet.v1beta1.AllocateRequest;
 import io.jakri.kubelet.v1beta1.ContainerAllocateRequest;
 import io.jakri.kubelet.v1beta1.DevicePluginGrpc;
+import io.jakri.testing.kube.FreePorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -136,7 +137,7 @@ public final class CdsTraining {
     Path dir = Files.createDirectories(work.resolve("controller"));
     Configuration configuration = ControllerBench.createConfiguration(admin, NS);
     admin.resource(FootprintBench.webhookConfiguration()).create();
-    int[] ports = FootprintBench.freePorts(2);
+    int[] ports = FreePorts.take(2);
     int metricsPort = ports[0];
     List<String> args =
         List.of(

@@ -13,10 +13,10 @@ import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
 import io.jakri.crd.InstanceNames;
 import io.jakri.kubelet.emulator.KubeletEmulator;
+import io.jakri.testing.kube.FreePorts;
 import io.jakri.testing.kube.KubeBinaries;
 import io.jakri.testing.kube.RealApiServer;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -324,7 +324,7 @@ final class FootprintBench {
     // Configuration so that no admission call is waited for in this run.
     api.apply(webhookConfiguration());
     Path dir = Files.createDirectories(root.resolve("controller"));
-    int[] ports = freePorts(2);
+    int[] ports = FreePorts.take(2);
     int metricsPort = ports[0];
     List<String> args =
         List.of(
@@ -606,25 +606,7 @@ final class FootprintBench {
   }
 
   static int freePort() throws IOException {
-    return freePorts(1)[0];
-  }
-
-  /** {@code n} distinct free ports (all held open until each is known: a closed one can return). */
-  static int[] freePorts(int n) throws IOException {
-    List<ServerSocket> held = new ArrayList<>();
-    try {
-      int[] ports = new int[n];
-      for (int i = 0; i < n; i++) {
-        ServerSocket socket = new ServerSocket(0);
-        held.add(socket);
-        ports[i] = socket.getLocalPort();
-      }
-      return ports;
-    } finally {
-      for (ServerSocket socket : held) {
-        socket.close();
-      }
-    }
+    return FreePorts.take(1)[0];
   }
 
   static String webhookConfiguration() {

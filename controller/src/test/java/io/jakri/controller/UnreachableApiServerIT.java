@@ -3,10 +3,10 @@ package io.jakri.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.jakri.testing.kube.FreePorts;
 import io.jakri.testing.kube.RealApiServer;
 import io.jakri.testing.kube.RealKube;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,7 +55,7 @@ class UnreachableApiServerIT {
   @Test
   void anUnreachableServerIsRetriedWithOneLinePerAttemptAndReadinessSaysWhyUntilItAnswers()
       throws Exception {
-    int[] ports = freePorts(2);
+    int[] ports = FreePorts.take(2);
     int port = ports[0];
     int metrics = ports[1];
     Path kubeconfig =
@@ -96,7 +96,7 @@ class UnreachableApiServerIT {
 
   @Test
   void aWrongCaIsRetriedAndReportedWithoutEndingTheProcess() throws Exception {
-    int metrics = freePorts(1)[0];
+    int metrics = FreePorts.take(1)[0];
     Path wrongCa = tmp.resolve("wrong-ca.crt");
     Process openssl =
         new ProcessBuilder(
@@ -184,23 +184,5 @@ class UnreachableApiServerIT {
     assertThat(text).contains(from);
     Files.writeString(kubeconfig, text.replace(from, to));
     return kubeconfig;
-  }
-
-  /** {@code n} distinct free ports (all held open until each is known: a closed one can return). */
-  private static int[] freePorts(int n) throws IOException {
-    java.util.List<ServerSocket> held = new java.util.ArrayList<>();
-    try {
-      int[] ports = new int[n];
-      for (int i = 0; i < n; i++) {
-        ServerSocket socket = new ServerSocket(0);
-        held.add(socket);
-        ports[i] = socket.getLocalPort();
-      }
-      return ports;
-    } finally {
-      for (ServerSocket socket : held) {
-        socket.close();
-      }
-    }
   }
 }

@@ -33,11 +33,11 @@ import io.jakri.agent.reclaim.GrpcPodResourcesClient;
 import io.jakri.crd.Crds;
 import io.jakri.crd.Instance;
 import io.jakri.crd.InstanceNames;
+import io.jakri.testing.kube.FreePorts;
 import io.jakri.testing.kube.KubeBinaries;
 import io.jakri.testing.kube.RealApiServer;
 import io.jakri.testing.kube.RealKube;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -592,7 +592,7 @@ class RealKubeletIT {
   private void writeNodeFiles(Path k8s) throws IOException {
     // The kubelet's config with ports of our own (other kubelets may run on this machine) and
     // eviction thresholds that a busy shared disk does not trip.
-    int[] ports = freePorts(2);
+    int[] ports = FreePorts.take(2);
     String config =
         Files.readString(k8s.resolve("kubelet-config.yaml"))
                 .replaceAll("(?m)^port: .*$", "port: " + ports[0])
@@ -769,24 +769,6 @@ class RealKubeletIT {
     try (Stream<Path> walk = Files.walk(dir)) {
       for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
-      }
-    }
-  }
-
-  /** {@code n} distinct free ports (all held open until each is known: a closed one can return). */
-  private static int[] freePorts(int n) throws IOException {
-    java.util.List<ServerSocket> held = new java.util.ArrayList<>();
-    try {
-      int[] ports = new int[n];
-      for (int i = 0; i < n; i++) {
-        ServerSocket socket = new ServerSocket(0);
-        held.add(socket);
-        ports[i] = socket.getLocalPort();
-      }
-      return ports;
-    } finally {
-      for (ServerSocket socket : held) {
-        socket.close();
       }
     }
   }

@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -64,7 +63,7 @@ public final class RealApiServer implements AutoCloseable {
     this.binaries = binaries;
     this.dir = dir;
     this.extraFlags = List.copyOf(extraFlags);
-    int[] ports = freePorts(3);
+    int[] ports = FreePorts.take(3);
     this.etcdPort = ports[0];
     this.etcdPeerPort = ports[1];
     this.port = ports[2];
@@ -436,27 +435,6 @@ public final class RealApiServer implements AutoCloseable {
     } catch (InterruptedException e) {
       process.destroyForcibly();
       Thread.currentThread().interrupt();
-    }
-  }
-
-  /**
-   * {@code n} distinct free ports: all are held open until each is known, since one port closed and
-   * asked for again can come back (seen: etcd's client port handed to the API server as well).
-   */
-  private static int[] freePorts(int n) throws IOException {
-    List<ServerSocket> held = new ArrayList<>();
-    try {
-      int[] ports = new int[n];
-      for (int i = 0; i < n; i++) {
-        ServerSocket socket = new ServerSocket(0);
-        held.add(socket);
-        ports[i] = socket.getLocalPort();
-      }
-      return ports;
-    } finally {
-      for (ServerSocket socket : held) {
-        socket.close();
-      }
     }
   }
 

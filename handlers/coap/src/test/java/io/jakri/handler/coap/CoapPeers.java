@@ -2,10 +2,13 @@ package io.jakri.handler.coap;
 
 import static org.awaitility.Awaitility.await;
 
+import java.io.Closeable;
 import java.io.IOException;
+import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.ServerSocket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,27 +80,36 @@ public final class CoapPeers implements AutoCloseable {
     }
   }
 
-  /** A free UDP/TCP port on loopback (libcoap listens on both). */
+  /** A port free for both UDP and TCP (libcoap listens on both). */
   public static int freePort() throws IOException {
     return freePorts(1)[0];
   }
 
   /**
-   * {@code n} distinct free ports: all are held open until each is known, since a port closed and
-   * asked for again can come back.
+   * {@code n} distinct ports free for both UDP and TCP. Every socket stays open until all ports are
+   * known: a port closed and asked for again can come back.
    */
   public static int[] freePorts(int n) throws IOException {
-    List<ServerSocket> held = new ArrayList<>();
+    List<Closeable> held = new ArrayList<>();
     try {
       int[] ports = new int[n];
-      for (int i = 0; i < n; i++) {
-        ServerSocket socket = new ServerSocket(0);
-        held.add(socket);
-        ports[i] = socket.getLocalPort();
+      int found = 0;
+      for (int tries = 0; found < n && tries < 100 * n; tries++) {
+        ServerSocket tcp = new ServerSocket(0);
+        held.add(tcp);
+        try {
+          held.add(new DatagramSocket(tcp.getLocalPort()));
+          ports[found++] = tcp.getLocalPort();
+        } catch (SocketException e) {
+          // in use for UDP: another one
+        }
+      }
+      if (found < n) {
+        throw new IOException("no " + n + " ports free for both UDP and TCP");
       }
       return ports;
     } finally {
-      for (ServerSocket socket : held) {
+      for (Closeable socket : held) {
         socket.close();
       }
     }

@@ -153,9 +153,16 @@ class PluginUnloadIT {
       assertThat(old.isClosed() ? alive : List.of())
           .as("reload %d: threads of the closed class loader still running", i + 1)
           .isEmpty();
-      assertThat(old.isClosed() || agent.pluginLoadersKeptOpen() > 0)
-          .as("reload %d: the old class loader is closed or counted as kept open", i + 1)
-          .isTrue();
+      // Awaited, not checked at once: one CI run (f14, session 17) saw the old loader neither
+      // closed nor counted within milliseconds of the new handler's appearance, which 750 reloads
+      // here did not reproduce. Whatever that window is, a loader left open and uncounted for
+      // longer than this bound is the leak this test guards against.
+      int reload = i + 1;
+      await("reload " + reload + ": the old class loader is closed or counted as kept open")
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(10))
+          .atMost(Duration.ofSeconds(2))
+          .until(() -> old.isClosed() || agent.pluginLoadersKeptOpen() > 0);
       await()
           .pollDelay(Duration.ZERO)
           .pollInterval(Duration.ofMillis(10))

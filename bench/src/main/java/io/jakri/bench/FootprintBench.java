@@ -202,7 +202,7 @@ final class FootprintBench {
         Readiness three = new Readiness(distinct(3), FootprintBench::instanceResourceOnly);
         emulator.addListener(first);
         emulator.addListener(three);
-        int metricsPort = freePort();
+        int metricsPort = FreePorts.one();
         List<String> args =
             List.of(
                 "-cp",
@@ -603,10 +603,6 @@ final class FootprintBench {
       }
       Thread.sleep(200);
     }
-  }
-
-  static int freePort() throws IOException {
-    return FreePorts.take(1)[0];
   }
 
   static String webhookConfiguration() {

@@ -13,12 +13,12 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.jakri.agent.validate.Validator;
+import io.jakri.testing.kube.FreePorts;
 import io.jakri.testing.kube.RealApiServer;
 import io.jakri.testing.kube.RealKube;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,7 +65,7 @@ class AdmissionWebhookIT {
     api.apply(InstanceObjectsIT.OBJECTS_RBAC);
     admin = cluster.client;
     crdOnly = cluster.namespace("crd-only");
-    int port = freePort();
+    int port = FreePorts.one();
     admin
         .admissionRegistration()
         .v1()
@@ -452,11 +452,5 @@ class AdmissionWebhookIT {
 
   static String out() throws IOException {
     return Files.readString(tmp.resolve("out"));
-  }
-
-  static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 }

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.allocation.SlotClaims;
 import io.jakri.agent.cdi.CdiSpecs;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationWatcher;
@@ -80,6 +81,7 @@ public final class Agent implements AutoCloseable {
   private final DevicePluginManager plugins;
   private final InstanceStore store;
   private final NodeResources resources;
+  private final SlotClaims slots;
   private final Optional<CdiSpecs> cdi;
   private final PluginHandlerRegistry handlers;
   private final Optional<ExternalHandlers> externalHandlers;
@@ -128,15 +130,11 @@ public final class Agent implements AutoCloseable {
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     LocalClaims claims = new LocalClaims(options.nodeName());
     this.cdi = options.cdiDir().map(CdiSpecs::new);
-    this.resources =
-        new NodeResources(
-            options.nodeName(),
-            updates,
-            plugins,
-            claims,
-            cdi,
-            c -> publish(new AgentEvent.Claim(c)));
+    this.slots =
+        new SlotClaims(options.nodeName(), updates, claims, c -> publish(new AgentEvent.Claim(c)));
+    this.resources = new NodeResources(plugins, slots, cdi);
     store.addListener(resources);
+    claims.addListener(resources::claimsChanged);
     this.handlers =
         new PluginHandlerRegistry(
             options.pluginsDir(),
@@ -187,7 +185,7 @@ public final class Agent implements AutoCloseable {
             options.safeguards().handlerLimits(),
             e -> publish(new AgentEvent.Discovery(e)));
     mode.attach(
-        new AgentMode.NodeParts(discovery, resources, plugins, claims, updates, externalHandlers));
+        new AgentMode.NodeParts(discovery, resources, plugins, slots, updates, externalHandlers));
     Events events = mode.events();
     this.podResources =
         new GrpcPodResourcesClient(
@@ -423,6 +421,11 @@ public final class Agent implements AutoCloseable {
 
   public NodeResources resources() {
     return resources;
+  }
+
+  /** The slot claims behind Allocate and DRA. */
+  public SlotClaims slots() {
+    return slots;
   }
 
   /** The CDI specs, when {@code --cdi} is on. */

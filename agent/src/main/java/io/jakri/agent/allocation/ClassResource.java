@@ -26,11 +26,11 @@ import java.util.TreeMap;
  */
 final class ClassResource implements ResourceBackend {
 
-  private final NodeResources node;
+  private final Sources sources;
   private final String resourceName;
 
-  ClassResource(NodeResources node, String resourceName) {
-    this.node = node;
+  ClassResource(Sources sources, String resourceName) {
+    this.sources = sources;
     this.resourceName = resourceName;
   }
 
@@ -47,15 +47,15 @@ final class ClassResource implements ResourceBackend {
   @Override
   public List<Device> devices() {
     List<Device> devices = new ArrayList<>();
-    for (String member : node.members(resourceName)) {
-      Optional<Instance> stored = node.stored(member);
-      Optional<LocalDevice> local = node.local(member);
+    for (String member : sources.devices().members(resourceName)) {
+      Optional<Instance> stored = sources.slots().stored(member);
+      Optional<LocalDevice> local = sources.devices().get(member);
       if (stored.isEmpty() || local.isEmpty()) {
         continue;
       }
       for (Map.Entry<String, SlotUsage> slot : stored.get().deviceUsage().entrySet()) {
         SlotUsage usage = slot.getValue();
-        if (node.grantable(member, slot.getKey(), usage, classUse(slot.getKey()))) {
+        if (sources.slots().grantable(member, slot.getKey(), usage, classUse(slot.getKey()))) {
           devices.add(
               Device.newBuilder()
                   .setID(slot.getKey())
@@ -69,7 +69,7 @@ final class ClassResource implements ResourceBackend {
   }
 
   private SlotUsage classUse(String slot) {
-    return new SlotUsage.ClassUse(slot, node.node());
+    return new SlotUsage.ClassUse(slot, sources.node());
   }
 
   /** Prefers spreading over distinct Instances (two widgets, not two slots of one widget). */
@@ -87,7 +87,7 @@ final class ClassResource implements ResourceBackend {
     }
     // Round-robin over Instances, each in a node-specific slot order, Instances not yet used first.
     Map<String, List<String>> queues = new LinkedHashMap<>();
-    byInstance.forEach((i, slots) -> queues.put(i, NodeResources.nodeOrder(node.node(), slots)));
+    byInstance.forEach((i, slots) -> queues.put(i, SlotClaims.nodeOrder(sources.node(), slots)));
     while (chosen.size() < size) {
       boolean progress = false;
       for (boolean fresh : new boolean[] {true, false}) {
@@ -123,12 +123,12 @@ final class ClassResource implements ResourceBackend {
     Map<String, List<String>> byInstance = new TreeMap<>();
     for (String slot : sorted) {
       String instance = instanceOf(slot);
-      if (!node.members(resourceName).contains(instance)) {
+      if (!sources.devices().members(resourceName).contains(instance)) {
         throw new AllocationException(
             AllocationException.Reason.UNKNOWN_DEVICE,
             "device " + slot + " is not part of " + resourceName + " on this node");
       }
-      LocalDevice local = node.local(instance).orElseThrow();
+      LocalDevice local = sources.devices().get(instance).orElseThrow();
       if (!local.online()) {
         throw new AllocationException(
             AllocationException.Reason.UNHEALTHY, "device " + slot + " is offline");
@@ -138,10 +138,10 @@ final class ClassResource implements ResourceBackend {
     Map<String, Instance> claimed = new LinkedHashMap<>();
     try {
       for (Map.Entry<String, List<String>> e : byInstance.entrySet()) {
-        claimed.put(e.getKey(), node.claim(e.getKey(), e.getValue(), this::classUse));
+        claimed.put(e.getKey(), sources.slots().claim(e.getKey(), e.getValue(), this::classUse));
       }
     } catch (AllocationException e) {
-      claimed.forEach((instance, i) -> node.release(instance, byInstance.get(instance)));
+      claimed.forEach((instance, i) -> sources.slots().release(instance, byInstance.get(instance)));
       throw e;
     }
     // Env: devices ordered by slot id, each with its Instance's merged properties.
@@ -155,7 +155,7 @@ final class ClassResource implements ResourceBackend {
     Set<String> mounted = new java.util.HashSet<>();
     boolean defaultClass = false;
     for (String slot : orderedSlots) {
-      LocalDevice local = node.local(instanceOf(slot)).orElseThrow();
+      LocalDevice local = sources.devices().get(instanceOf(slot)).orElseThrow();
       devices.add(
           EnvContract.mergedProperties(
               local.device().properties(), local.configuration().brokerProperties()));
@@ -169,7 +169,7 @@ final class ClassResource implements ResourceBackend {
     if (defaultClass) {
       // Akri's brokers read K and K_<H> for configuration-level resources too.
       for (String instance : byInstance.keySet()) {
-        LocalDevice local = node.local(instance).orElseThrow();
+        LocalDevice local = sources.devices().get(instance).orElseThrow();
         env.putAll(
             EnvContract.forInstance(
                 claimed.get(instance).hash(),
@@ -178,7 +178,7 @@ final class ClassResource implements ResourceBackend {
       }
     }
     env.putAll(EnvContract.forClass(resourceName, devices));
-    node.addCdiDevices(response, orderedSlots);
+    sources.addCdiDevices(response, orderedSlots);
     return response.putAllEnvs(env).build();
   }
 

@@ -24,12 +24,12 @@ final class InstanceResource implements ResourceBackend {
   static final String HEALTHY = "Healthy";
   static final String UNHEALTHY = "Unhealthy";
 
-  private final NodeResources node;
+  private final Sources sources;
   private final String instanceName;
   private final String resourceName;
 
-  InstanceResource(NodeResources node, String instanceName, String resourceName) {
-    this.node = node;
+  InstanceResource(Sources sources, String instanceName, String resourceName) {
+    this.sources = sources;
     this.instanceName = instanceName;
     this.resourceName = resourceName;
   }
@@ -46,17 +46,18 @@ final class InstanceResource implements ResourceBackend {
 
   @Override
   public List<Device> devices() {
-    Optional<Instance> stored = node.stored(instanceName);
-    Optional<LocalDevice> local = node.local(instanceName);
+    Optional<Instance> stored = sources.slots().stored(instanceName);
+    Optional<LocalDevice> local = sources.devices().get(instanceName);
     if (stored.isEmpty() || local.isEmpty()) {
       return List.of();
     }
     boolean online = local.get().online();
-    SlotUsage mine = new SlotUsage.NodeUse(node.node());
+    SlotUsage mine = new SlotUsage.NodeUse(sources.node());
     List<Device> devices = new ArrayList<>(stored.get().capacity());
     for (Map.Entry<String, SlotUsage> slot : stored.get().deviceUsage().entrySet()) {
       SlotUsage usage = slot.getValue();
-      boolean healthy = online && node.grantable(instanceName, slot.getKey(), usage, mine);
+      boolean healthy =
+          online && sources.slots().grantable(instanceName, slot.getKey(), usage, mine);
       devices.add(
           Device.newBuilder()
               .setID(slot.getKey())
@@ -70,8 +71,8 @@ final class InstanceResource implements ResourceBackend {
   public List<String> preferredAllocation(
       List<String> available, List<String> mustInclude, int size) {
     LinkedHashSet<String> chosen = new LinkedHashSet<>(mustInclude);
-    Optional<Instance> stored = node.stored(instanceName);
-    List<String> ordered = NodeResources.nodeOrder(node.node(), available);
+    Optional<Instance> stored = sources.slots().stored(instanceName);
+    List<String> ordered = SlotClaims.nodeOrder(sources.node(), available);
     // Free slots first, then the ones this node already holds, then anything offered.
     for (boolean wantFree : new boolean[] {true, false}) {
       for (String slot : ordered) {
@@ -93,7 +94,9 @@ final class InstanceResource implements ResourceBackend {
   @Override
   public ContainerAllocateResponse allocate(List<String> deviceIds) throws AllocationException {
     LocalDevice local =
-        node.local(instanceName)
+        sources
+            .devices()
+            .get(instanceName)
             .orElseThrow(
                 () ->
                     new AllocationException(
@@ -102,16 +105,16 @@ final class InstanceResource implements ResourceBackend {
     if (!local.online()) {
       throw new AllocationException(
           AllocationException.Reason.UNHEALTHY,
-          "instance " + instanceName + " is offline on node " + node.node());
+          "instance " + instanceName + " is offline on node " + sources.node());
     }
     if (deviceIds.isEmpty()) {
       throw new AllocationException(
           AllocationException.Reason.INVALID_REQUEST, "no device ids in the request");
     }
-    SlotUsage mine = new SlotUsage.NodeUse(node.node());
-    node.claim(instanceName, deviceIds, slot -> mine);
+    SlotUsage mine = new SlotUsage.NodeUse(sources.node());
+    sources.slots().claim(instanceName, deviceIds, slot -> mine);
     ContainerAllocateResponse.Builder response = InstanceContract.of(local);
-    node.addCdiDevices(response, deviceIds);
+    sources.addCdiDevices(response, deviceIds);
     return response.build();
   }
 }

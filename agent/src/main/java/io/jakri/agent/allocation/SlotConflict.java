@@ -1,7 +1,7 @@
 package io.jakri.agent.allocation;
 
 /**
- * Contention met while {@link NodeResources} claimed slots for an Allocate, reported to the sink
+ * Contention met while {@link SlotClaims} claimed slots for an Allocate, reported to the sink
  * passed to it (metrics, Events). Reported on the gRPC thread serving the Allocate, after the claim
  * ended.
  */

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.allocation.SlotClaims;
 import io.jakri.agent.cdi.CdiNames;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.instance.Instance;
@@ -66,15 +67,21 @@ public final class ClaimPreparer {
   private final String node;
   private final ClaimReader claims;
   private final NodeResources resources;
+  private final SlotClaims slotClaims;
   private final InstanceStore store;
   // Claim uid -> instance -> slots, as prepared here (unprepare also finds them in the store).
   private final Map<String, Map<String, List<String>>> prepared = new ConcurrentHashMap<>();
 
   public ClaimPreparer(
-      String node, ClaimReader claims, NodeResources resources, InstanceStore store) {
+      String node,
+      ClaimReader claims,
+      NodeResources resources,
+      SlotClaims slots,
+      InstanceStore store) {
     this.node = node;
     this.claims = claims;
     this.resources = resources;
+    this.slotClaims = slots;
     this.store = store;
   }
 
@@ -185,9 +192,9 @@ public final class ClaimPreparer {
     for (Map.Entry<String, List<String>> e : byInstance.entrySet()) {
       List<String> before = heldFor(e.getKey(), usage);
       try {
-        resources.claimForResourceClaim(e.getKey(), e.getValue(), usage);
+        slotClaims.claimForResourceClaim(e.getKey(), e.getValue(), usage);
       } catch (AllocationException ex) {
-        newlyClaimed.forEach(resources::releaseResourceClaim);
+        newlyClaimed.forEach(slotClaims::releaseResourceClaim);
         return Result.failed(ex.getMessage());
       }
       List<String> fresh = new ArrayList<>(e.getValue());
@@ -214,7 +221,7 @@ public final class ClaimPreparer {
       if (held.isEmpty()) {
         continue;
       }
-      resources.releaseResourceClaim(instance, held);
+      slotClaims.releaseResourceClaim(instance, held);
       List<String> still = heldFor(instance, usage);
       if (!still.isEmpty()) {
         if (slots != null) {

@@ -1,8 +1,8 @@
 package io.jakri.agent.mode;
 
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.jakri.agent.allocation.LocalClaims;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.allocation.SlotClaims;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.configuration.ConfigurationSource;
@@ -40,7 +40,7 @@ public sealed interface AgentMode permits StandaloneMode, ClusterMode {
       DiscoveryManager discovery,
       NodeResources resources,
       DevicePluginManager plugins,
-      LocalClaims claims,
+      SlotClaims slots,
       InstanceUpdates updates,
       Optional<ExternalHandlers> externalHandlers) {}
 

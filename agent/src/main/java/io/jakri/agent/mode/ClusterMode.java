@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.allocation.ClaimKeeper;
 import io.jakri.agent.allocation.NodeResources;
+import io.jakri.agent.allocation.SlotClaims;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
 import io.jakri.agent.cluster.ConfigurationWatcher;
@@ -90,6 +91,7 @@ public final class ClusterMode implements AgentMode {
   // Set once by attach(), before start() lets anything call back.
   private DiscoveryManager discovery;
   private NodeResources resources;
+  private SlotClaims slots;
   private DevicePluginManager plugins;
   private ConfigurationStatusPublisher status;
 
@@ -237,6 +239,7 @@ public final class ClusterMode implements AgentMode {
   public void attach(NodeParts node) {
     this.discovery = node.discovery();
     this.resources = node.resources();
+    this.slots = node.slots();
     this.plugins = node.plugins();
     this.status =
         new ConfigurationStatusPublisher(
@@ -267,7 +270,7 @@ public final class ClusterMode implements AgentMode {
                     }));
     store.addListener(new Repair(node));
     // Other writers may delete, replace or edit Instances: this node's claims are written back.
-    new ClaimKeeper(node.claims(), node.updates(), apiWrites).start();
+    new ClaimKeeper(node.slots().claims(), node.updates(), apiWrites).start();
   }
 
   @Override
@@ -277,7 +280,8 @@ public final class ClusterMode implements AgentMode {
         new ResourceSlicePublisher(
             client, nodeName, store, resources::locals, timer, Duration.ofMillis(100));
     store.addListener(slices);
-    ClaimPreparer preparer = new ClaimPreparer(nodeName, ClaimReader.of(client), resources, store);
+    ClaimPreparer preparer =
+        new ClaimPreparer(nodeName, ClaimReader.of(client), resources, slots, store);
     KubeletDraPlugin plugin = new KubeletDraPlugin(options, preparer, group, grpcExecutor);
     return Optional.of(new DraParts(slices, plugin, timer));
   }

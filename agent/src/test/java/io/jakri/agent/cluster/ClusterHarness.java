@@ -235,7 +235,7 @@ final class ClusterHarness implements AutoCloseable {
    * seen it.
    */
   void freeAllSlots(String instance) {
-    agents.values().forEach(a -> a.resources().releaseHeld(instance));
+    agents.values().forEach(a -> a.slots().releaseHeld(instance));
     // Checked at once and then every 5 ms: Awaitility's default first wait and interval (100 ms
     // each) made each call cost at least 200 ms, most of a 200-Allocate test's time.
     await()

@@ -26,7 +26,7 @@ class ClaimNamesIT {
 
   private final ClaimPreparer preparer =
       // Claims refused by name, or not found, never reach the slots or the store.
-      new ClaimPreparer("node-a", ClaimReader.of(client), null, null);
+      new ClaimPreparer("node-a", ClaimReader.of(client), null, null, null);
 
   private List<String> requestedPaths() throws InterruptedException {
     List<String> paths = new ArrayList<>();

@@ -416,7 +416,7 @@ class DraAgentIT {
                 .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(slot))
                 .build());
         double ms = (System.nanoTime() - t) / 1e6;
-        assertThat(agent.resources().releaseHeld(instance)).containsExactly(slot);
+        assertThat(agent.slots().releaseHeld(instance)).containsExactly(slot);
         if (i > 0) { // the first of each warms its path up
           prepare.add(p.path("ms").asDouble());
           allocate.add(ms);

@@ -3,7 +3,7 @@ package io.jakri.agent;
 import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DeviceSink;
-import io.jakri.agent.discovery.InstanceLifecycle;
+import io.jakri.agent.instance.InstanceLifecycle;
 import io.jakri.agent.instance.StoreException;
 
 /**

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.jakri.agent.allocation.InstanceContract;
 import io.jakri.agent.cdi.CdiNames;
 import io.jakri.agent.cdi.CdiSpecs;
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.kubelet.emulator.Container;

@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.jakri.agent.configuration.ConfigurationParser;
 import io.jakri.agent.configuration.ConfigurationSource;
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.crd.Configuration;
 import java.time.Instant;
 import java.time.OffsetDateTime;

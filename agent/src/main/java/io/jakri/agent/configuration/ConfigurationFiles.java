@@ -1,5 +1,6 @@
 package io.jakri.agent.configuration;
 
+import io.jakri.agent.model.ConfigurationSpec;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;

@@ -5,6 +5,7 @@ import static io.jakri.agent.configuration.Fields.map;
 import static io.jakri.agent.configuration.Fields.string;
 import static io.jakri.agent.configuration.Invalid.attempt;
 
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.crd.InstanceObjectPlaceholders;
 import io.jakri.handler.SafeYaml;
 import io.jakri.handler.YamlMarks;

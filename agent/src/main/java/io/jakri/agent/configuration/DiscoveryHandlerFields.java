@@ -5,8 +5,8 @@ import static io.jakri.agent.configuration.Fields.map;
 import static io.jakri.agent.configuration.Fields.string;
 import static io.jakri.agent.configuration.Invalid.attempt;
 
-import io.jakri.agent.configuration.ConfigurationSpec.DiscoveryProperty;
-import io.jakri.agent.configuration.ConfigurationSpec.KeyRef;
+import io.jakri.agent.model.ConfigurationSpec.DiscoveryProperty;
+import io.jakri.agent.model.ConfigurationSpec.KeyRef;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.DiscoveryManager.State;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;

@@ -1,7 +1,7 @@
 package io.jakri.agent.discovery;
 
 import io.jakri.agent.configuration.ConfigurationParser;
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.ContainerPaths;
 import io.jakri.agent.model.EnvContract;
 import io.jakri.agent.model.LocalDevice;

@@ -1,6 +1,6 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.ContainerPaths;
 import io.jakri.agent.model.EnvContract;
 import io.jakri.handler.DiscoveryHandler;

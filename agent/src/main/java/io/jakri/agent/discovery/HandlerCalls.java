@@ -1,7 +1,7 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.DiscoveryManager.State;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.Discovery;
 import io.jakri.handler.DiscoveryContext;

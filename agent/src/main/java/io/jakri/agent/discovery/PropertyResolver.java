@@ -1,6 +1,6 @@
 package io.jakri.agent.discovery;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

@@ -1,6 +1,5 @@
 package io.jakri.agent.model;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.handler.DiscoveredDevice;
 
 /**

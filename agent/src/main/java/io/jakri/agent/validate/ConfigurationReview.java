@@ -1,8 +1,8 @@
 package io.jakri.agent.validate;
 
 import io.jakri.agent.configuration.ConfigurationParser;
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.handler.DiscoveryHandler;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,11 +2,11 @@ package io.jakri.agent.validate;
 
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.configuration.ConfigurationParser;
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.ClassPolicy;
 import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.KubeletCheckpoint;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.EnvContract;
 import io.jakri.handler.DiscoveryContext;
 import io.jakri.handler.DiscoveryHandler;

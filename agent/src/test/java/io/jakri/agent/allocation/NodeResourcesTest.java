@@ -2,13 +2,13 @@ package io.jakri.agent.allocation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.deviceplugin.Advertiser;
 import io.jakri.agent.deviceplugin.ResourceBackend;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.SlotUsage;
 import io.jakri.handler.DiscoveredDevice;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.jakri.agent.allocation.InstanceContract;
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.EnvContract;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.handler.DiscoveredDevice;

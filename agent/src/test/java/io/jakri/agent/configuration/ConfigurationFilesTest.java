@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import io.jakri.agent.LogCapture;
+import io.jakri.agent.model.ConfigurationSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

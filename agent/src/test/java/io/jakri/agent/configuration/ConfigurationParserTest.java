@@ -2,6 +2,7 @@ package io.jakri.agent.configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.model.ConfigurationSpec;
 import org.junit.jupiter.api.Test;
 
 class ConfigurationParserTest {

@@ -2,8 +2,8 @@ package io.jakri.agent.configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.jakri.agent.configuration.ConfigurationSpec.DiscoveryProperty;
-import io.jakri.agent.configuration.ConfigurationSpec.KeyRef;
+import io.jakri.agent.model.ConfigurationSpec.DiscoveryProperty;
+import io.jakri.agent.model.ConfigurationSpec.KeyRef;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

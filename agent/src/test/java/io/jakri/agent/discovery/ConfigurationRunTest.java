@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import io.jakri.agent.LogCapture;
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.DiscoveryManager.ConfigurationStatus;
 import io.jakri.agent.discovery.DiscoveryManager.State;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.DiscoveryHandler;

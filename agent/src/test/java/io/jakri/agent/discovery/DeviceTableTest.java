@@ -2,7 +2,7 @@ package io.jakri.agent.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.crd.InstanceNames;
 import io.jakri.handler.DiscoveredDevice;
 import java.time.Duration;

@@ -3,8 +3,8 @@ package io.jakri.agent.discovery;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.instance.StoreException;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.DiscoveryHandler;

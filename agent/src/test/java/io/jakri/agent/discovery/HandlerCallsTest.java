@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.LogCapture;
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.DiscoveryManager.State;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;

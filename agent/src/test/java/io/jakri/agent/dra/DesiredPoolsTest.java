@@ -2,8 +2,8 @@ package io.jakri.agent.dra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.instance.Instance;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.InstanceNames;
 import io.jakri.crd.SlotUsage;

@@ -3,7 +3,7 @@ package io.jakri.agent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.jakri.agent.configuration.ConfigurationParser;
-import io.jakri.agent.configuration.ConfigurationSpec;
+import io.jakri.agent.model.ConfigurationSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,8 +3,8 @@ package io.jakri.agent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.jakri.agent.configuration.ConfigurationParser;
-import io.jakri.agent.configuration.ConfigurationSpec;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
+import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.handler.DeviceListener;
 import io.jakri.handler.DiscoveredDevice;
 import io.jakri.handler.Discovery;

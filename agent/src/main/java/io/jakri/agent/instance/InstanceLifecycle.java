@@ -1,8 +1,5 @@
-package io.jakri.agent.discovery;
+package io.jakri.agent.instance;
 
-import io.jakri.agent.instance.Instance;
-import io.jakri.agent.instance.InstanceUpdates;
-import io.jakri.agent.instance.StoreException;
 import io.jakri.agent.model.EnvContract;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.agent.model.NodeClaims;

@@ -1,4 +1,4 @@
-package io.jakri.agent.configuration;
+package io.jakri.agent.model;
 
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -28,6 +28,7 @@ import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InstanceLifecycle;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.metrics.AgentMetrics;
 import io.jakri.agent.metrics.HealthServer;
 import io.jakri.agent.mode.AgentMode;
@@ -81,6 +82,7 @@ public final class Agent implements AutoCloseable {
   private final DevicePluginManager plugins;
   private final InstanceStore store;
   private final NodeResources resources;
+  private final LocalDevices localDevices = new LocalDevices();
   private final SlotClaims slots;
   private final Optional<CdiSpecs> cdi;
   private final PluginHandlerRegistry handlers;
@@ -132,7 +134,8 @@ public final class Agent implements AutoCloseable {
     this.cdi = options.cdiDir().map(CdiSpecs::new);
     this.slots =
         new SlotClaims(options.nodeName(), updates, claims, c -> publish(new AgentEvent.Claim(c)));
-    this.resources = new NodeResources(plugins, slots, cdi);
+    this.resources = new NodeResources(plugins, localDevices, slots, cdi);
+    localDevices.addListener(resources);
     store.addListener(resources);
     claims.addListener(resources::claimsChanged);
     this.handlers =
@@ -171,7 +174,7 @@ public final class Agent implements AutoCloseable {
             mode.properties(),
             new DeviceRouting(
                 new InstanceLifecycle(options.nodeName(), updates, claims),
-                resources,
+                localDevices,
                 this::deviceChanged),
             scheduler,
             options.offlineGrace(),
@@ -185,7 +188,8 @@ public final class Agent implements AutoCloseable {
             options.safeguards().handlerLimits(),
             e -> publish(new AgentEvent.Discovery(e)));
     mode.attach(
-        new AgentMode.NodeParts(discovery, resources, plugins, slots, updates, externalHandlers));
+        new AgentMode.NodeParts(
+            discovery, localDevices, plugins, slots, updates, externalHandlers));
     Events events = mode.events();
     this.podResources =
         new GrpcPodResourcesClient(
@@ -421,6 +425,11 @@ public final class Agent implements AutoCloseable {
 
   public NodeResources resources() {
     return resources;
+  }
+
+  /** The devices discovered on this node, by Instance name. */
+  public LocalDevices localDevices() {
+    return localDevices;
   }
 
   /** The slot claims behind Allocate and DRA. */

@@ -1,15 +1,16 @@
 package io.jakri.agent;
 
-import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DeviceSink;
 import io.jakri.agent.instance.InstanceLifecycle;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.instance.StoreException;
 
 /**
- * Where discovery's device changes go, in this order: the Instance store, then this node's
- * resources (what the kubelet is advertised), then events (metrics). A change whose Instance write
- * fails goes no further; a removal goes on when this node could not be taken off its Instance.
+ * Where discovery's device changes go, in this order: the Instance store, then this node's local
+ * device table (from which the node's resources, what the kubelet is advertised, reconcile), then
+ * events (metrics). Only stores are written here. A change whose Instance write fails goes no
+ * further; a removal goes on when this node could not be taken off its Instance.
  */
 final class DeviceRouting implements DeviceSink {
 
@@ -20,12 +21,12 @@ final class DeviceRouting implements DeviceSink {
   }
 
   private final InstanceLifecycle store;
-  private final NodeResources resources;
+  private final LocalDevices locals;
   private final Events events;
 
-  DeviceRouting(InstanceLifecycle store, NodeResources resources, Events events) {
+  DeviceRouting(InstanceLifecycle store, LocalDevices locals, Events events) {
     this.store = store;
-    this.resources = resources;
+    this.locals = locals;
     this.events = events;
   }
 
@@ -35,17 +36,17 @@ final class DeviceRouting implements DeviceSink {
     if (change instanceof DeviceChange.Released) {
       store.gone(change.instanceName());
     } else if (change instanceof DeviceChange.Vanished v) {
-      resources.upsertLocal(v.device());
+      locals.put(v.device());
     } else if (change instanceof DeviceChange.Removed || change instanceof DeviceChange.Withdrawn) {
       try {
         store.gone(change.instanceName());
       } catch (StoreException e) {
         failed = e;
       }
-      resources.removeLocal(change.instanceName());
+      locals.remove(change.instanceName());
     } else if (change instanceof DeviceChange.OfDevice c) {
       store.seen(c.device());
-      resources.upsertLocal(c.device());
+      locals.put(c.device());
     }
     events.deviceChanged(change, reportedNanos);
     if (failed != null) {

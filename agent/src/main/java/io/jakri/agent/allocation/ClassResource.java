@@ -47,7 +47,7 @@ final class ClassResource implements ResourceBackend {
   @Override
   public List<Device> devices() {
     List<Device> devices = new ArrayList<>();
-    for (String member : sources.devices().members(resourceName)) {
+    for (String member : sources.classes().of(resourceName)) {
       Optional<Instance> stored = sources.slots().stored(member);
       Optional<LocalDevice> local = sources.devices().get(member);
       if (stored.isEmpty() || local.isEmpty()) {
@@ -123,7 +123,7 @@ final class ClassResource implements ResourceBackend {
     Map<String, List<String>> byInstance = new TreeMap<>();
     for (String slot : sorted) {
       String instance = instanceOf(slot);
-      if (!sources.devices().members(resourceName).contains(instance)) {
+      if (!sources.classes().of(resourceName).contains(instance)) {
         throw new AllocationException(
             AllocationException.Reason.UNKNOWN_DEVICE,
             "device " + slot + " is not part of " + resourceName + " on this node");

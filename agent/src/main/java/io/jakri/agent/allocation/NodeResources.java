@@ -4,41 +4,51 @@ import io.jakri.agent.cdi.CdiSpecs;
 import io.jakri.agent.deviceplugin.Advertiser;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.SlotUsage;
-import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What this node advertises: one Instance resource per locally discovered device and one class
- * resource per device class, kept in step with local discovery, the Instance store and this node's
- * record of its claims (a grant or a free changes what is healthy). Each served resource answers
- * from the local device table and the slot claims ({@link Sources}), never from this class.
- * Thread-safe: called from the discovery thread, store and record listeners and gRPC threads.
+ * resource per device class. It reconciles from the node's local device table ({@link
+ * LocalDevices}, which discovery's router writes), the Instance store and this node's record of its
+ * claims (a grant or a free changes what is healthy); nothing calls it with a device. Each served
+ * resource answers from the local device table and the slot claims ({@link Sources}), never from
+ * this class. Thread-safe: told on the discovery thread, by store and record listeners.
  */
-public final class NodeResources implements InstanceStore.Listener {
+public final class NodeResources implements InstanceStore.Listener, LocalDevices.Listener {
 
   private final Advertiser plugins;
-  private final LocalDevices locals = new LocalDevices();
+  private final LocalDevices devices;
+  // What is advertised now, per Instance: the device as last served (its class, for leaving it).
+  // Written under this object's lock; read by refreshes from any thread.
+  private final Map<String, LocalDevice> served = new ConcurrentHashMap<>();
+  private final ClassMembers classes = new ClassMembers();
   private final SlotClaims slots;
   private final Sources sources;
   private final Optional<CdiSpecs> cdi;
 
-  public NodeResources(Advertiser plugins, SlotClaims slots) {
-    this(plugins, slots, Optional.empty());
+  public NodeResources(Advertiser plugins, LocalDevices devices, SlotClaims slots) {
+    this(plugins, devices, slots, Optional.empty());
   }
 
   /**
+   * @param devices the local device table it reconciles from (register this object as its listener)
    * @param slots the slot claims behind Allocate
    * @param cdi when present, the CDI spec of every local device's Instance is kept there (written
    *     before its resources are served, removed after they are retired), and Allocate names the
    *     CDI devices of the slots it gives
    */
-  public NodeResources(Advertiser plugins, SlotClaims slots, Optional<CdiSpecs> cdi) {
+  public NodeResources(
+      Advertiser plugins, LocalDevices devices, SlotClaims slots, Optional<CdiSpecs> cdi) {
     this.plugins = plugins;
+    this.devices = devices;
     this.slots = slots;
     this.cdi = cdi;
-    this.sources = new Sources(locals, slots, cdi);
+    this.sources = new Sources(devices, classes, slots, cdi);
   }
 
   /**
@@ -47,7 +57,7 @@ public final class NodeResources implements InstanceStore.Listener {
    * resource (a class claim); empty for anything else (other device plugins' devices).
    */
   public Optional<SlotUsage> usageOf(String resourceName, String deviceId) {
-    Optional<LocalDevice> found = locals.get(ClassResource.instanceOf(deviceId));
+    Optional<LocalDevice> found = devices.get(ClassResource.instanceOf(deviceId));
     if (found.isEmpty()) {
       return Optional.empty();
     }
@@ -61,8 +71,19 @@ public final class NodeResources implements InstanceStore.Listener {
     return Optional.empty();
   }
 
-  /** Adds or updates a locally discovered device (online or in its offline grace). */
-  public synchronized void upsertLocal(LocalDevice device) {
+  /** Brings what is served for {@code instanceName} in line with the local device table. */
+  @Override
+  public synchronized void localChanged(String instanceName) {
+    Optional<LocalDevice> now = devices.get(instanceName);
+    if (now.isPresent()) {
+      serve(now.get());
+    } else {
+      withdraw(instanceName);
+    }
+  }
+
+  /** Serves a local device (online or in its offline grace), or takes in its change. */
+  private void serve(LocalDevice device) {
     // The spec first: a runtime must find it as soon as the kubelet can allocate the resource.
     cdi.ifPresent(
         c ->
@@ -71,7 +92,7 @@ public final class NodeResources implements InstanceStore.Listener {
                 device.configuration().name(),
                 device.configuration().capacity(),
                 InstanceContract.of(device)));
-    LocalDevice previous = locals.put(device);
+    LocalDevice previous = served.put(device.instanceName(), device);
     if (previous != null && !previous.classResource().equals(device.classResource())) {
       leaveClass(previous);
     }
@@ -79,15 +100,15 @@ public final class NodeResources implements InstanceStore.Listener {
       plugins.serve(
           new InstanceResource(sources, device.instanceName(), device.instanceResource()));
     }
-    if (locals.join(device)) {
+    if (classes.join(device)) {
       plugins.serve(new ClassResource(sources, device.classResource()));
     }
     refresh(device.instanceName());
   }
 
-  /** Forgets a local device: retires its Instance resource and, if it was the last, its class. */
-  public synchronized void removeLocal(String instanceName) {
-    LocalDevice previous = locals.remove(instanceName);
+  /** Retires a device's Instance resource and, if it was the last, its class. */
+  private void withdraw(String instanceName) {
+    LocalDevice previous = served.remove(instanceName);
     if (previous == null) {
       return;
     }
@@ -98,7 +119,7 @@ public final class NodeResources implements InstanceStore.Listener {
   }
 
   private void leaveClass(LocalDevice device) {
-    locals
+    classes
         .leave(device)
         .ifPresent(
             membersLeft -> {
@@ -108,15 +129,6 @@ public final class NodeResources implements InstanceStore.Listener {
                 plugins.retire(device.classResource());
               }
             });
-  }
-
-  public Optional<LocalDevice> local(String instanceName) {
-    return locals.get(instanceName);
-  }
-
-  /** Local devices, for diagnostics and the demo. */
-  public List<LocalDevice> locals() {
-    return locals.all();
   }
 
   @Override
@@ -139,12 +151,10 @@ public final class NodeResources implements InstanceStore.Listener {
   }
 
   private void refresh(String instanceName) {
-    locals
-        .get(instanceName)
-        .ifPresent(
-            device -> {
-              plugins.refresh(device.instanceResource());
-              plugins.refresh(device.classResource());
-            });
+    LocalDevice device = served.get(instanceName);
+    if (device != null) {
+      plugins.refresh(device.instanceResource());
+      plugins.refresh(device.classResource());
+    }
   }
 }

@@ -1,6 +1,7 @@
 package io.jakri.agent.allocation;
 
 import io.jakri.agent.cdi.CdiSpecs;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.kubelet.v1beta1.CDIDevice;
 import io.jakri.kubelet.v1beta1.ContainerAllocateResponse;
 import java.util.LinkedHashSet;
@@ -8,10 +9,12 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * What a served resource answers from: the local device table (read only), the slot claims (its one
- * way to change anything) and the CDI specs on disk, if CDI is on.
+ * What a served resource answers from: the node's local device table and the class members (both
+ * read only), the slot claims (its one way to change anything) and the CDI specs on disk, if CDI is
+ * on.
  */
-record Sources(LocalDevices devices, SlotClaims slots, Optional<CdiSpecs> cdi) {
+record Sources(
+    LocalDevices devices, ClassMembers classes, SlotClaims slots, Optional<CdiSpecs> cdi) {
 
   String node() {
     return slots.node();

@@ -3,12 +3,12 @@ package io.jakri.agent.dra;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.allocation.SlotClaims;
 import io.jakri.agent.cdi.CdiNames;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.InstanceNames;
@@ -66,7 +66,7 @@ public final class ClaimPreparer {
 
   private final String node;
   private final ClaimReader claims;
-  private final NodeResources resources;
+  private final LocalDevices devices;
   private final SlotClaims slotClaims;
   private final InstanceStore store;
   // Claim uid -> instance -> slots, as prepared here (unprepare also finds them in the store).
@@ -75,12 +75,12 @@ public final class ClaimPreparer {
   public ClaimPreparer(
       String node,
       ClaimReader claims,
-      NodeResources resources,
+      LocalDevices devices,
       SlotClaims slots,
       InstanceStore store) {
     this.node = node;
     this.claims = claims;
-    this.resources = resources;
+    this.devices = devices;
     this.slotClaims = slots;
     this.store = store;
   }
@@ -150,7 +150,7 @@ public final class ClaimPreparer {
       }
     }
     Set<String> pools = new HashSet<>();
-    for (LocalDevice d : resources.locals()) {
+    for (LocalDevice d : devices.all()) {
       pools.add(poolOf(d));
     }
     Map<String, List<String>> byInstance = new LinkedHashMap<>();
@@ -214,7 +214,7 @@ public final class ClaimPreparer {
       instances.addAll(slots.keySet());
     }
     // Also what the store shows (prepared before this agent started).
-    resources.locals().forEach(d -> instances.add(d.instanceName()));
+    devices.all().forEach(d -> instances.add(d.instanceName()));
     List<String> freed = new ArrayList<>();
     for (String instance : instances) {
       List<String> held = heldFor(instance, usage);
@@ -269,14 +269,14 @@ public final class ClaimPreparer {
     // Usually the device name is the slot id itself.
     int dash = device.lastIndexOf('-');
     if (dash > 0) {
-      Optional<LocalDevice> local = resources.local(device.substring(0, dash));
+      Optional<LocalDevice> local = devices.get(device.substring(0, dash));
       if (local.isPresent()
           && poolOf(local.get()).equals(pool)
           && slotExists(local.get(), device)) {
         return Optional.of(new Slot(local.get(), device));
       }
     }
-    for (LocalDevice d : resources.locals()) {
+    for (LocalDevice d : devices.all()) {
       if (!poolOf(d).equals(pool)) {
         continue;
       }
@@ -309,7 +309,7 @@ public final class ClaimPreparer {
 
   /** Whether a pool is the shared pool of a Configuration this node has devices of. */
   private boolean isSharedPool(String pool) {
-    return resources.locals().stream()
+    return devices.all().stream()
         .anyMatch(d -> DraNames.sharedPool(d.configuration().name()).equals(pool));
   }
 

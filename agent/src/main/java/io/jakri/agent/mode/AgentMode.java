@@ -1,7 +1,6 @@
 package io.jakri.agent.mode;
 
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.allocation.SlotClaims;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.Events;
@@ -14,6 +13,7 @@ import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.metrics.HealthServer;
 import java.io.IOException;
 import java.util.Optional;
@@ -38,7 +38,7 @@ public sealed interface AgentMode permits StandaloneMode, ClusterMode {
   /** The node's parts a mode wires its own to; they exist before the mode is attached. */
   record NodeParts(
       DiscoveryManager discovery,
-      NodeResources resources,
+      LocalDevices devices,
       DevicePluginManager plugins,
       SlotClaims slots,
       InstanceUpdates updates,

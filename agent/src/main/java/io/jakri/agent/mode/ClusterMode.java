@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.allocation.ClaimKeeper;
-import io.jakri.agent.allocation.NodeResources;
 import io.jakri.agent.allocation.SlotClaims;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationStatusPublisher;
@@ -34,6 +33,7 @@ import io.jakri.agent.dra.ResourceSlicePublisher;
 import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.metrics.HealthServer;
 import io.jakri.agent.model.ConfigurationSpec;
 import java.time.Clock;
@@ -90,7 +90,7 @@ public final class ClusterMode implements AgentMode {
 
   // Set once by attach(), before start() lets anything call back.
   private DiscoveryManager discovery;
-  private NodeResources resources;
+  private LocalDevices devices;
   private SlotClaims slots;
   private DevicePluginManager plugins;
   private ConfigurationStatusPublisher status;
@@ -238,7 +238,7 @@ public final class ClusterMode implements AgentMode {
   @Override
   public void attach(NodeParts node) {
     this.discovery = node.discovery();
-    this.resources = node.resources();
+    this.devices = node.devices();
     this.slots = node.slots();
     this.plugins = node.plugins();
     this.status =
@@ -278,10 +278,10 @@ public final class ClusterMode implements AgentMode {
     ScheduledExecutorService timer = DraParts.newTimer();
     ResourceSlicePublisher slices =
         new ResourceSlicePublisher(
-            client, nodeName, store, resources::locals, timer, Duration.ofMillis(100));
+            client, nodeName, store, devices::all, timer, Duration.ofMillis(100));
     store.addListener(slices);
     ClaimPreparer preparer =
-        new ClaimPreparer(nodeName, ClaimReader.of(client), resources, slots, store);
+        new ClaimPreparer(nodeName, ClaimReader.of(client), devices, slots, store);
     KubeletDraPlugin plugin = new KubeletDraPlugin(options, preparer, group, grpcExecutor);
     return Optional.of(new DraParts(slices, plugin, timer));
   }
@@ -422,14 +422,14 @@ public final class ClusterMode implements AgentMode {
     @Override
     public void changed(Instance instance) {
       if (!instance.nodes().contains(nodeName)
-          && node.resources().local(instance.name()).filter(d -> d.online()).isPresent()) {
+          && node.devices().get(instance.name()).filter(d -> d.online()).isPresent()) {
         node.discovery().republish(instance.name());
       }
     }
 
     @Override
     public void deleted(String name) {
-      if (node.resources().local(name).filter(d -> d.online()).isPresent()) {
+      if (node.devices().get(name).filter(d -> d.online()).isPresent()) {
         node.discovery().republish(name);
       }
     }

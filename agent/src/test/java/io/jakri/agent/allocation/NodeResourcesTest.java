@@ -8,6 +8,7 @@ import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.model.ConfigurationSpec;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.SlotUsage;
@@ -42,8 +43,13 @@ class NodeResourcesTest {
         NODE, new InstanceUpdates(store, new Random(1), 20, Duration.ZERO), claims, conflicts::add);
   }
 
+  final LocalDevices locals = new LocalDevices();
+
+  /** The node's resources, reconciling from {@link #locals} as the agent wires them. */
   NodeResources resources(InstanceStore store) {
-    return new NodeResources(advertiser, slots(store));
+    NodeResources resources = new NodeResources(advertiser, locals, slots(store));
+    locals.addListener(resources);
+    return resources;
   }
 
   static LocalDevice device(String instance) {
@@ -52,32 +58,32 @@ class NodeResourcesTest {
 
   @Test
   void aNewLocalDeviceServesItsInstanceResourceAndItsClassOnce() {
-    NodeResources resources = resources(memory);
+    resources(memory);
 
-    resources.upsertLocal(device("cams-1"));
-    resources.upsertLocal(device("cams-2"));
-    resources.upsertLocal(device("cams-1").withOnline(false));
+    locals.put(device("cams-1"));
+    locals.put(device("cams-2"));
+    locals.put(device("cams-1").withOnline(false));
 
     assertThat(advertiser.served)
         .containsExactly("akri.sh/cams-1", "akri.sh/cams", "akri.sh/cams-2");
     assertThat(advertiser.retired).isEmpty();
     assertThat(advertiser.refreshed).contains("akri.sh/cams-1", "akri.sh/cams-2", "akri.sh/cams");
-    assertThat(resources.local("cams-1")).map(LocalDevice::online).contains(false);
+    assertThat(locals.get("cams-1")).map(LocalDevice::online).contains(false);
   }
 
   @Test
   void theClassIsRetiredWithItsLastMember() {
-    NodeResources resources = resources(memory);
-    resources.upsertLocal(device("cams-1"));
-    resources.upsertLocal(device("cams-2"));
+    resources(memory);
+    locals.put(device("cams-1"));
+    locals.put(device("cams-2"));
 
-    resources.removeLocal("cams-1");
+    locals.remove("cams-1");
     assertThat(advertiser.retired).containsExactly("akri.sh/cams-1");
 
-    resources.removeLocal("cams-2");
+    locals.remove("cams-2");
     assertThat(advertiser.retired)
         .containsExactly("akri.sh/cams-1", "akri.sh/cams-2", "akri.sh/cams");
-    assertThat(resources.locals()).isEmpty();
+    assertThat(locals.all()).isEmpty();
   }
 
   /**
@@ -88,9 +94,10 @@ class NodeResourcesTest {
   void aGrantRefreshesTheDevicesResourcesThroughTheClaimRecord() throws Exception {
     memory.create(Instance.create("cams-1", "cams", 2, true, NODE, Map.of()));
     SlotClaims slots = slots(memory);
-    NodeResources resources = new NodeResources(advertiser, slots);
+    NodeResources resources = new NodeResources(advertiser, locals, slots);
+    locals.addListener(resources);
     claims.addListener(resources::claimsChanged);
-    resources.upsertLocal(device("cams-1"));
+    locals.put(device("cams-1"));
     List<String> refreshedBefore = List.copyOf(advertiser.refreshed);
     memory.addListener(
         new InstanceStore.Listener() {

@@ -8,6 +8,7 @@ import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.InstanceUpdates;
+import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.SlotUsage;
 import java.time.Duration;
@@ -50,7 +51,8 @@ class SlotClaimsTest {
         .isEqualTo(nodeUse(NODE));
     assertThat(slots.claims().held("cams-1")).containsKey("cams-1-0");
     assertThat(
-            new NodeResources(new NodeResourcesTest.RecordingAdvertiser(), slots)
+            new NodeResources(
+                    new NodeResourcesTest.RecordingAdvertiser(), new LocalDevices(), slots)
                 .usageOf("akri.sh/cams-1", "cams-1-0"))
         .isEmpty(); // not discovered here
     assertThat(conflicts).isEmpty();

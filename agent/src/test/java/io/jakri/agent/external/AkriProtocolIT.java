@@ -157,7 +157,8 @@ class AkriProtocolIT {
       byte[] token = Base64.getDecoder().decode(discover.path("properties").path("token").asText());
       assertThat(token).isEqualTo("s3cr\u00e9t".getBytes(StandardCharsets.UTF_8));
 
-      LocalDevice local = agent.resources().local(res.substring("akri.sh/".length())).orElseThrow();
+      LocalDevice local =
+          agent.localDevices().get(res.substring("akri.sh/".length())).orElseThrow();
       assertThat(local.device().properties()).containsEntry("UDEV_DEVNODE", "/dev/video0");
       assertThat(local.device().mounts())
           .containsExactly(new DiscoveredDevice.Mount("/c", "/h", true));
@@ -516,7 +517,7 @@ class AkriProtocolIT {
               + "\", \"SMALL\": \"ok\"}}]}");
       String res = resource("pysilent-cfg", "big", false);
       awaitHealthy(agent, res, 2);
-      assertThat(agent.resources().local(res.substring(8)).orElseThrow().device().properties())
+      assertThat(agent.localDevices().get(res.substring(8)).orElseThrow().device().properties())
           .isEqualTo(java.util.Map.of("SMALL", "ok"));
       Files.delete(root.resolve("config").resolve("pysilent-cfg.yaml"));
       awaitGone(agent, res);

@@ -376,37 +376,49 @@ public final class PluginHandlerRegistry implements HandlerRegistry, AutoCloseab
         continue;
       }
       try {
-        plugins.unloadPlugin(plugin.pluginId());
-        LOG.info("plugin {} ({}): unloaded", plugin.pluginId(), plugin.jar().getFileName());
+        if (plugins.unloadPlugin(plugin.pluginId())) {
+          LOG.info("plugin {} ({}): unloaded", plugin.pluginId(), plugin.jar().getFileName());
+        } else {
+          // PF4J keeps a plugin it could not stop; it stays loaded, its handlers already gone.
+          LOG.warn(
+              "plugin {} ({}): PF4J did not unload it (state {})",
+              plugin.pluginId(),
+              plugin.jar().getFileName(),
+              Optional.ofNullable(plugins.getPlugin(plugin.pluginId()))
+                  .map(PluginWrapper::getPluginState)
+                  .map(Object::toString)
+                  .orElse("gone"));
+        }
       } catch (RuntimeException | LinkageError e) {
         LOG.warn("plugin {}: unloading failed: {}", plugin.pluginId(), e.toString());
       }
     }
   }
 
-  /** Closes the kept-open class loaders whose threads have ended. */
+  /**
+   * Closes the kept-open class loaders whose threads have ended. A loader leaves the count only
+   * once it is closed (under the same lock), so {@link #loadersKeptOpen} never reads one as gone
+   * that is still open.
+   */
   private void closeFinished() {
-    List<KeptOpen> finished = new ArrayList<>();
     synchronized (keptOpen) {
       for (var it = keptOpen.iterator(); it.hasNext(); ) {
         KeptOpen kept = it.next();
-        if (PluginThreads.of(kept.loader()).isEmpty()) {
-          it.remove();
-          finished.add(kept);
+        if (!PluginThreads.of(kept.loader()).isEmpty()) {
+          continue;
         }
-      }
-    }
-    for (KeptOpen kept : finished) {
-      try {
-        if (kept.loader() instanceof java.io.Closeable closeable) {
-          closeable.close();
+        try {
+          if (kept.loader() instanceof java.io.Closeable closeable) {
+            closeable.close();
+          }
+          LOG.info(
+              "plugin {} ({}): its last threads ended; class loader closed",
+              kept.pluginId(),
+              kept.jar().getFileName());
+        } catch (IOException e) {
+          LOG.warn("plugin {}: closing its class loader: {}", kept.pluginId(), e.toString());
         }
-        LOG.info(
-            "plugin {} ({}): its last threads ended; class loader closed",
-            kept.pluginId(),
-            kept.jar().getFileName());
-      } catch (IOException e) {
-        LOG.warn("plugin {}: closing its class loader: {}", kept.pluginId(), e.toString());
+        it.remove();
       }
     }
   }

@@ -1,5 +1,6 @@
 package io.jakri.handler.coap;
 
+import io.jakri.handler.SharedIpv4;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -42,6 +43,8 @@ import org.eclipse.californium.core.coap.Token;
 import org.eclipse.californium.core.network.serialization.UdpDataParser;
 import org.eclipse.californium.core.network.serialization.UdpDataSerializer;
 import org.eclipse.californium.elements.util.Bytes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link Prober} on UDP: a non-confirmable {@code GET /.well-known/core} to All-CoAP-Nodes
@@ -67,6 +70,7 @@ final class UdpProber implements Prober {
   static final int MAX_ENDPOINTS = 256;
   static final long DRAIN_MILLIS = 10;
   private static final int MAX_DATAGRAM = 1500 + 1;
+  private static final Logger LOG = LoggerFactory.getLogger(UdpProber.class);
   private static final int RECEIVE_BUFFER = 1 << 20;
   // Stateless codec objects: the parser keeps only the option registry, the serializer nothing.
   private static final UdpDataParser PARSER = new UdpDataParser();
@@ -78,6 +82,8 @@ final class UdpProber implements Prober {
   private final int port;
   private final List<String> interfaces;
   private final Set<Round> running = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  // Lines about interfaces sharing an IPv4 address, each logged once.
+  private final Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   UdpProber(
@@ -152,6 +158,19 @@ final class UdpProber implements Prober {
     closed = true;
     for (Round round : running) {
       round.finish();
+    }
+  }
+
+  /** Warns, once per line, of chosen interfaces that share an IPv4 address with another. */
+  private void warnShared(List<NetworkInterface> chosen) {
+    try {
+      for (String line : SharedIpv4.on(chosen)) {
+        if (warned.add(line)) {
+          LOG.warn("coap: {}", line);
+        }
+      }
+    } catch (SocketException e) {
+      LOG.debug("coap: cannot list the network interfaces: {}", e.toString());
     }
   }
 
@@ -260,7 +279,9 @@ final class UdpProber implements Prober {
       }
       if (multicast) {
         byte[] get = request(Optional.empty());
-        for (NetworkInterface nif : chosen(false)) {
+        List<NetworkInterface> v4 = chosen(false);
+        warnShared(v4);
+        for (NetworkInterface nif : v4) {
           multicastOn(channel4, nif, GROUP4, get);
         }
         if (ipv6 && channel6 != null) {

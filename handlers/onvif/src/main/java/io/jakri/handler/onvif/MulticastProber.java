@@ -1,5 +1,6 @@
 package io.jakri.handler.onvif;
 
+import io.jakri.handler.SharedIpv4;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -49,6 +50,8 @@ final class MulticastProber implements Prober {
   private final ScheduledExecutorService scheduler;
   private final List<String> interfaces;
   private final String configuration;
+  // Lines about interfaces sharing an IPv4 address, each logged once.
+  private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   /**
    * @param interfaces interface names or local IPv4 addresses to probe on; empty = all suitable
@@ -69,6 +72,11 @@ final class MulticastProber implements Prober {
     InetSocketAddress group;
     try {
       chosen = choose();
+      for (String line : SharedIpv4.on(chosen)) {
+        if (warned.add(line)) {
+          LOG.warn("onvif({}): {}", configuration, line);
+        }
+      }
       if (chosen.isEmpty()) {
         result.completeExceptionally(
             new IOException(

@@ -10,15 +10,19 @@ interface AddressSelector {
   /**
    * The addresses for the {@code interfaces} setting: each entry is an interface name or a local
    * address literal; an empty list means every suitable interface. Entries that match nothing are
-   * skipped and described in {@link Selection#skipped()}.
+   * skipped and described in {@link Selection#problems()}, as are chosen interfaces that share an
+   * IPv4 address with another.
    */
   Selection select(List<String> interfaces) throws IOException;
 
-  /** Chosen addresses (no duplicates) and a message per entry that gave none. */
-  record Selection(List<InetAddress> addresses, List<String> skipped) {
+  /**
+   * Chosen addresses (no duplicates) and a message per entry that gave none or per chosen interface
+   * whose IPv4 address another interface carries too.
+   */
+  record Selection(List<InetAddress> addresses, List<String> problems) {
     public Selection {
       addresses = List.copyOf(addresses);
-      skipped = List.copyOf(skipped);
+      problems = List.copyOf(problems);
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.jakri.handler.zeroconf;
 
+import io.jakri.handler.SharedIpv4;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -22,15 +23,21 @@ final class NetworkAddresses implements AddressSelector {
   @Override
   public Selection select(List<String> interfaces) throws IOException {
     Set<InetAddress> chosen = new LinkedHashSet<>();
-    List<String> skipped = new ArrayList<>();
+    Set<NetworkInterface> used = new LinkedHashSet<>();
+    List<String> problems = new ArrayList<>();
     if (interfaces.isEmpty()) {
       List<NetworkInterface> all = Collections.list(NetworkInterface.getNetworkInterfaces());
       for (NetworkInterface nif : all) {
         if (nif.isUp() && !nif.isLoopback() && nif.supportsMulticast()) {
-          chosen.addAll(preferred(nif));
+          List<InetAddress> addresses = preferred(nif);
+          chosen.addAll(addresses);
+          if (!addresses.isEmpty()) {
+            used.add(nif);
+          }
         }
       }
-      return new Selection(new ArrayList<>(chosen), skipped);
+      problems.addAll(SharedIpv4.on(used));
+      return new Selection(new ArrayList<>(chosen), problems);
     }
     for (String entry : interfaces) {
       if (ZeroconfDetails.isAddressLiteral(entry)) {
@@ -38,30 +45,35 @@ final class NetworkAddresses implements AddressSelector {
         try {
           address = InetAddress.getByName(entry);
         } catch (UnknownHostException e) {
-          skipped.add(entry + " is not a valid IP address");
+          problems.add(entry + " is not a valid IP address");
           continue;
         }
-        if (NetworkInterface.getByInetAddress(address) == null) {
-          skipped.add(entry + " is not an address of this host");
+        NetworkInterface holder = NetworkInterface.getByInetAddress(address);
+        if (holder == null) {
+          problems.add(entry + " is not an address of this host");
         } else {
           chosen.add(address);
+          used.add(holder);
         }
       } else {
         NetworkInterface nif = NetworkInterface.getByName(entry);
         if (nif == null) {
-          skipped.add("no network interface named " + entry);
+          problems.add("no network interface named " + entry);
         } else if (!nif.isUp()) {
-          skipped.add("network interface " + entry + " is down");
+          problems.add("network interface " + entry + " is down");
         } else {
           List<InetAddress> addresses = preferred(nif);
           if (addresses.isEmpty()) {
-            skipped.add("network interface " + entry + " has no IP address");
+            problems.add("network interface " + entry + " has no IP address");
+          } else {
+            used.add(nif);
           }
           chosen.addAll(addresses);
         }
       }
     }
-    return new Selection(new ArrayList<>(chosen), skipped);
+    problems.addAll(SharedIpv4.on(used));
+    return new Selection(new ArrayList<>(chosen), problems);
   }
 
   private static List<InetAddress> preferred(NetworkInterface nif) throws SocketException {

@@ -82,8 +82,8 @@ final class ZeroconfDiscovery implements Discovery {
       fail("cannot list the network interfaces: " + e.getMessage(), e);
       return;
     }
-    for (String skipped : selection.skipped()) {
-      LOG.warn("zeroconf({}): interfaces: {}", configuration, skipped);
+    for (String problem : selection.problems()) {
+      LOG.warn("zeroconf({}): interfaces: {}", configuration, problem);
     }
     if (selection.addresses().isEmpty()) {
       fail(

@@ -53,6 +53,15 @@ class FlappingIT {
       await()
           .atMost(Duration.ofSeconds(20))
           .until(() -> a.allocatable(present) >= 0 && a.allocatable(absent) >= 0);
+      // Counted from when every resource of the first snapshots is registered: per Configuration
+      // the flapping device's, the steady one's and the class resource. Read earlier, the count
+      // took in the first registrations of those still in flight (seen: 2).
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  a.agent.devicePlugins().served().size() == 6
+                      && a.agent.devicePlugins().allRegistered());
       long registrationsAtStart = a.kubelet().registrations();
       AtomicLong instanceGaps = new AtomicLong();
       // While it flaps (5 s) the Instance of each flapping device exists all the time.

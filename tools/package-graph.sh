@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Prints the agent's package dependency graph (io.jakri.agent.* → io.jakri.agent.*, from the
 # compiled classes, with the JDK's jdeps) and every package cycle in it.
-# Usage: tools/package-graph.sh [classes-dir]   (default: agent/target/classes; build it first with
+# Usage: tools/package-graph.sh [classes-dir...]   (default: the agent core's and the agent binary's
+#        classes, agent/core/target/classes and agent/target/classes; build them first with
 #        mvn -q -pl agent -am compile)
 set -euo pipefail
-classes="${1:-$(dirname "$0")/../agent/target/classes}"
-jdeps -verbose:package -filter:none -e 'io\.jakri\.agent(\..*)?' "$classes" \
+here="$(dirname "$0")/.."
+if [ "$#" -eq 0 ]; then
+  set -- "$here/agent/core/target/classes" "$here/agent/target/classes"
+fi
+jdeps -verbose:package -filter:none -e 'io\.jakri\.agent(\..*)?' "$@" \
   | awk '$1 ~ /^io\.jakri\.agent/ && $2 == "->" && $3 ~ /^io\.jakri\.agent/ && $1 != $3 {print $1, $3}' \
   | sort -u \
   | python3 -c '

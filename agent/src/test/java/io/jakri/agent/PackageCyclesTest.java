@@ -74,10 +74,26 @@ class PackageCyclesTest {
     assertThat(upOrAcross).as("imports of a package on the same or a higher layer").isEmpty();
   }
 
+  /**
+   * The tools and the command line (the top two layers) live in this module, the binary; what the
+   * agent runs lives in the core module, which holds none of them.
+   */
+  @Test
+  void theCoreHoldsNoToolAndNoCommandLine() {
+    Path core = Path.of("core", "target", "classes", "io", "jakri", "agent");
+    assertThat(core).isDirectory();
+    for (String tool : List.of("demo", "validate", "cli")) {
+      assertThat(core.resolve(tool)).as("core classes of %s", tool).doesNotExist();
+      assertThat(Path.of("target", "classes", "io", "jakri", "agent", tool)).isDirectory();
+    }
+  }
+
   /** The agent's package graph from jdeps: package to the agent packages it depends on. */
   private static Map<String, Set<String>> graph() {
     Path classes = Path.of("target", "classes");
+    Path core = Path.of("core", "target", "classes");
     assertThat(classes.resolve("io/jakri/agent")).isDirectory();
+    assertThat(core.resolve("io/jakri/agent")).isDirectory();
     ToolProvider jdeps = ToolProvider.findFirst("jdeps").orElseThrow();
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
@@ -89,7 +105,8 @@ class PackageCyclesTest {
             "-filter:none",
             "-e",
             "io\\.jakri\\.agent(\\..*)?",
-            classes.toString());
+            classes.toString(),
+            core.toString());
     assertThat(code).as("jdeps: %s", err).isZero();
     Map<String, Set<String>> graph = new HashMap<>();
     for (String line : out.toString().split("\n")) {

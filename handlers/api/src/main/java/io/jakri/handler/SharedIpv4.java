@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Finds the interfaces a handler sends IPv4 multicast through that share an IPv4 address with
@@ -72,6 +74,24 @@ public final class SharedIpv4 {
       }
     }
     return among(chosen.stream().map(NetworkInterface::getName).toList(), all);
+  }
+
+  /**
+   * Says each shared address once: a handler keeps one per probe target and logs what {@link
+   * #fresh} returns, so a warning is not repeated every round. Thread-safe.
+   */
+  public static final class Once {
+    private final Set<String> said = ConcurrentHashMap.newKeySet();
+
+    /** The lines of {@link #among} not returned by this instance before. */
+    public List<String> fresh(Collection<String> chosen, Map<String, List<String>> interfaces) {
+      return among(chosen, interfaces).stream().filter(said::add).toList();
+    }
+
+    /** The lines of {@link #on} not returned by this instance before. */
+    public List<String> fresh(Collection<NetworkInterface> chosen) throws SocketException {
+      return on(chosen).stream().filter(said::add).toList();
+    }
   }
 
   private static List<String> ipv4(NetworkInterface nif) {

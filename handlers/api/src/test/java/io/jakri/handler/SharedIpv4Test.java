@@ -48,6 +48,24 @@ class SharedIpv4Test {
   }
 
   @Test
+  void onceSaysEachLineOnceAndANewSharerAgain() {
+    Map<String, List<String>> host = new LinkedHashMap<>();
+    host.put("line1", List.of("10.0.0.1"));
+    host.put("line2", List.of("10.0.0.1"));
+    SharedIpv4.Once once = new SharedIpv4.Once();
+
+    assertThat(once.fresh(List.of("line1"), host)).hasSize(1);
+    assertThat(once.fresh(List.of("line1"), host)).isEmpty();
+
+    host.put("line3", List.of("10.0.0.1"));
+    assertThat(once.fresh(List.of("line1"), host))
+        .singleElement()
+        .asString()
+        .contains("with line2, line3:");
+    assertThat(new SharedIpv4.Once().fresh(List.of("line1"), host)).hasSize(1);
+  }
+
+  @Test
   void thisHostsInterfacesAreRead() throws Exception {
     // Whatever this host has: a chosen loopback shares 127.0.0.1 with no other interface.
     java.net.NetworkInterface lo = java.net.NetworkInterface.getByName("lo");

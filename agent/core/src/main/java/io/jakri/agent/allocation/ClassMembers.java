@@ -4,7 +4,6 @@ import io.jakri.agent.model.LocalDevice;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,21 +29,17 @@ final class ClassMembers {
     return set.add(device.instanceName()) && set.size() == 1;
   }
 
-  /**
-   * Takes {@code device} out of its class; returns whether the class has members left (empty when
-   * it had none to begin with).
-   */
-  Optional<Boolean> leave(LocalDevice device) {
+  /** Takes {@code device} out of its class; returns whether the class has members left. */
+  boolean leave(LocalDevice device) {
     String cls = device.classResource();
     Set<String> set = members.get(cls);
-    if (set == null) {
-      return Optional.empty();
-    }
-    set.remove(device.instanceName());
-    if (set.isEmpty()) {
+    if (set != null) {
+      set.remove(device.instanceName());
+      if (!set.isEmpty()) {
+        return true;
+      }
       members.remove(cls);
-      return Optional.of(false);
     }
-    return Optional.of(true);
+    return false;
   }
 }

@@ -119,16 +119,12 @@ public final class NodeResources implements InstanceStore.Listener, LocalDevices
   }
 
   private void leaveClass(LocalDevice device) {
-    classes
-        .leave(device)
-        .ifPresent(
-            membersLeft -> {
-              if (membersLeft) {
-                plugins.refresh(device.classResource());
-              } else {
-                plugins.retire(device.classResource());
-              }
-            });
+    // A served device always joined its class: none left means the class goes too.
+    if (classes.leave(device)) {
+      plugins.refresh(device.classResource());
+    } else {
+      plugins.retire(device.classResource());
+    }
   }
 
   @Override

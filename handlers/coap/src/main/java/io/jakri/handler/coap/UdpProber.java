@@ -83,7 +83,7 @@ final class UdpProber implements Prober {
   private final List<String> interfaces;
   private final Set<Round> running = java.util.concurrent.ConcurrentHashMap.newKeySet();
   // Lines about interfaces sharing an IPv4 address, each logged once.
-  private final Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final SharedIpv4.Once sharedIpv4 = new SharedIpv4.Once();
   private volatile boolean closed;
 
   UdpProber(
@@ -164,10 +164,8 @@ final class UdpProber implements Prober {
   /** Warns, once per line, of chosen interfaces that share an IPv4 address with another. */
   private void warnShared(List<NetworkInterface> chosen) {
     try {
-      for (String line : SharedIpv4.on(chosen)) {
-        if (warned.add(line)) {
-          LOG.warn("coap: {}", line);
-        }
+      for (String line : sharedIpv4.fresh(chosen)) {
+        LOG.warn("coap: {}", line);
       }
     } catch (SocketException e) {
       LOG.debug("coap: cannot list the network interfaces: {}", e.toString());

@@ -50,8 +50,7 @@ final class MulticastProber implements Prober {
   private final ScheduledExecutorService scheduler;
   private final List<String> interfaces;
   private final String configuration;
-  // Lines about interfaces sharing an IPv4 address, each logged once.
-  private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final SharedIpv4.Once sharedIpv4 = new SharedIpv4.Once();
 
   /**
    * @param interfaces interface names or local IPv4 addresses to probe on; empty = all suitable
@@ -72,10 +71,8 @@ final class MulticastProber implements Prober {
     InetSocketAddress group;
     try {
       chosen = choose();
-      for (String line : SharedIpv4.on(chosen)) {
-        if (warned.add(line)) {
-          LOG.warn("onvif({}): {}", configuration, line);
-        }
+      for (String line : sharedIpv4.fresh(chosen)) {
+        LOG.warn("onvif({}): {}", configuration, line);
       }
       if (chosen.isEmpty()) {
         result.completeExceptionally(

@@ -48,7 +48,7 @@ class PackageCyclesTest {
           List.of("external", "allocation", "cluster"),
           List.of("reclaim", "dra", "events"),
           List.of("metrics"),
-          List.of("mode"),
+          List.of("controlplane"),
           List.of(""),
           List.of("demo", "validate"),
           List.of("cli"));

@@ -9,6 +9,10 @@ import io.jakri.agent.cdi.CdiSpecs;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationWatcher;
 import io.jakri.agent.cluster.Events;
+import io.jakri.agent.controlplane.ClusterControlPlane;
+import io.jakri.agent.controlplane.ControlPlane;
+import io.jakri.agent.controlplane.DraParts;
+import io.jakri.agent.controlplane.StandaloneControlPlane;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
 import io.jakri.agent.deviceplugin.StaleSockets;
 import io.jakri.agent.discovery.ClassPolicy;
@@ -20,8 +24,8 @@ import io.jakri.agent.discovery.PluginHandlerRegistry;
 import io.jakri.agent.discovery.SwitchedOffHandlers;
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;
-import io.jakri.agent.events.AgentEvent;
 import io.jakri.agent.events.AgentEvents;
+import io.jakri.agent.events.AgentReport;
 import io.jakri.agent.external.CombinedHandlerRegistry;
 import io.jakri.agent.external.DirectoryInUseException;
 import io.jakri.agent.external.ExternalHandlers;
@@ -31,10 +35,6 @@ import io.jakri.agent.instance.InstanceUpdates;
 import io.jakri.agent.instance.LocalDevices;
 import io.jakri.agent.metrics.AgentMetrics;
 import io.jakri.agent.metrics.HealthServer;
-import io.jakri.agent.mode.AgentMode;
-import io.jakri.agent.mode.ClusterMode;
-import io.jakri.agent.mode.DraParts;
-import io.jakri.agent.mode.StandaloneMode;
 import io.jakri.agent.reclaim.GrpcPodResourcesClient;
 import io.jakri.agent.reclaim.PodResourcesClient;
 import io.jakri.agent.reclaim.SlotReclaimer;
@@ -71,10 +71,10 @@ public final class Agent implements AutoCloseable {
   public static final String VERSION = "0.1.0";
 
   /** How often the API client itself retries a failed request before the agent's own backoff. */
-  public static final int API_RETRIES = ClusterMode.API_RETRIES;
+  public static final int API_RETRIES = ClusterControlPlane.API_RETRIES;
 
   /** The API client's first retry interval (it doubles). */
-  public static final int API_RETRY_INTERVAL_MS = ClusterMode.API_RETRY_INTERVAL_MS;
+  public static final int API_RETRY_INTERVAL_MS = ClusterControlPlane.API_RETRY_INTERVAL_MS;
 
   private final AgentOptions options;
   private final AgentThreads threads = new AgentThreads();
@@ -89,7 +89,7 @@ public final class Agent implements AutoCloseable {
   private final Optional<ExternalHandlers> externalHandlers;
   private final HandlerRegistry allHandlers;
   private final DiscoveryManager discovery;
-  private final AgentMode mode;
+  private final ControlPlane controlPlane;
   private final PodResourcesClient podResources;
   private final SlotReclaimer reclaimer;
   private final AgentMetrics metrics;
@@ -99,14 +99,14 @@ public final class Agent implements AutoCloseable {
   private Optional<ExecutorService> healthExecutor = Optional.empty();
 
   /**
-   * The agent's one event stream, composed at the end of the constructor: metrics first, then
-   * operator Events, then the mode (cluster mode tidies retired resources off the Node), then the
-   * caller's observer.
+   * The agent's one report stream, composed at the end of the constructor: metrics first, then
+   * operator Events, then the control plane (cluster mode tidies retired resources off the Node),
+   * then the caller's observer.
    */
-  private final Consumer<AgentEvent> eventStream;
+  private final Consumer<AgentReport> reports;
 
   private Agent(
-      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer) {
+      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentReport> observer) {
     this.options = options;
     EventLoopGroup group = threads.group;
     ExecutorService grpcExecutor = threads.grpc;
@@ -126,14 +126,14 @@ public final class Agent implements AutoCloseable {
             grpcExecutor,
             threads.devicePluginTimer,
             Clock.systemUTC(),
-            e -> publish(new AgentEvent.DevicePlugin(e)));
-    this.mode = mode(options, client, scheduler);
-    this.store = mode.store();
+            e -> publish(new AgentReport.DevicePlugin(e)));
+    this.controlPlane = controlPlane(options, client, scheduler);
+    this.store = controlPlane.store();
     InstanceUpdates updates = new InstanceUpdates(store, new Random(), 20, Duration.ofMillis(20));
     LocalClaims claims = new LocalClaims(options.nodeName());
     this.cdi = options.cdiDir().map(CdiSpecs::new);
     this.slots =
-        new SlotClaims(options.nodeName(), updates, claims, c -> publish(new AgentEvent.Claim(c)));
+        new SlotClaims(options.nodeName(), updates, claims, c -> publish(new AgentReport.Claim(c)));
     this.resources = new NodeResources(plugins, localDevices, slots, cdi);
     localDevices.addListener(resources);
     store.addListener(resources);
@@ -142,7 +142,7 @@ public final class Agent implements AutoCloseable {
         new PluginHandlerRegistry(
             options.pluginsDir(),
             VERSION,
-            p -> publish(new AgentEvent.PluginLoadFailed(p)),
+            p -> publish(new AgentReport.PluginLoadFailed(p)),
             options.safeguards().handlerLimits().callTimeout());
     this.externalHandlers =
         options
@@ -171,7 +171,7 @@ public final class Agent implements AutoCloseable {
         new DiscoveryManager(
             options.nodeName(),
             allHandlers,
-            mode.properties(),
+            controlPlane.properties(),
             new DeviceRouting(
                 new InstanceLifecycle(options.nodeName(), updates, claims),
                 localDevices,
@@ -186,11 +186,11 @@ public final class Agent implements AutoCloseable {
             options.safeguards().containerPaths(),
             options.safeguards().slotLimits(),
             options.safeguards().handlerLimits(),
-            e -> publish(new AgentEvent.Discovery(e)));
-    mode.attach(
-        new AgentMode.NodeParts(
+            e -> publish(new AgentReport.Discovery(e)));
+    controlPlane.attach(
+        new ControlPlane.NodeParts(
             discovery, localDevices, plugins, slots, updates, externalHandlers));
-    Events events = mode.events();
+    Events events = controlPlane.events();
     this.podResources =
         new GrpcPodResourcesClient(
             options.podResourcesSocket(),
@@ -217,7 +217,7 @@ public final class Agent implements AutoCloseable {
             () -> handlers.problems().size(),
             handlers::loadersKeptOpen,
             reclaimer::reclaimed,
-            mode.apiCalls(),
+            controlPlane.apiCalls(),
             System::nanoTime,
             discovery::strandedThreads);
     // Operator-facing Events: Kubernetes Events in cluster mode, log lines standalone.
@@ -225,34 +225,34 @@ public final class Agent implements AutoCloseable {
         new AgentEvents(
             events,
             options.nodeName(),
-            mode::instanceNamespace,
-            mode::instanceUid,
+            controlPlane::instanceNamespace,
+            controlPlane::instanceUid,
             Clock.systemUTC());
-    this.eventStream = AgentEvent.inOrder(metrics, operatorEvents, mode::onEvent, observer);
-    this.dra = options.dra().flatMap(d -> mode.dra(d, group, grpcExecutor));
+    this.reports = AgentReport.inOrder(metrics, operatorEvents, controlPlane::onReport, observer);
+    this.dra = options.dra().flatMap(d -> controlPlane.dra(d, group, grpcExecutor));
   }
 
   /**
-   * The last step of {@link DeviceRouting}: the event stream (metrics), then DRA's slices (both are
-   * built after discovery, and told only once it runs).
+   * The last step of {@link DeviceRouting}: the report stream (metrics), then DRA's slices (both
+   * are built after discovery, and told only once it runs).
    */
   private void deviceChanged(DeviceChange change, long reportedNanos) {
-    publish(new AgentEvent.DeviceChanged(change, reportedNanos));
+    publish(new AgentReport.DeviceChanged(change, reportedNanos));
     dra.ifPresent(d -> d.slices().deviceChanged(change));
   }
 
-  /** Hands an event of one of the parts to the agent's event stream. Any thread. */
-  private void publish(AgentEvent event) {
-    eventStream.accept(event);
+  /** Hands a report of one of the parts to the agent's report stream. Any thread. */
+  private void publish(AgentReport report) {
+    reports.accept(report);
   }
 
-  /** The mode, picked once: cluster mode when there is a client, else standalone. */
-  private static AgentMode mode(
+  /** The control plane, picked once: cluster mode when there is a client, else standalone. */
+  private static ControlPlane controlPlane(
       AgentOptions options, Optional<KubernetesClient> client, ScheduledExecutorService scheduler) {
     return client
-        .<AgentMode>map(
+        .<ControlPlane>map(
             c ->
-                new ClusterMode(
+                new ClusterControlPlane(
                     c,
                     options.nodeName(),
                     options.namespaces(),
@@ -260,7 +260,8 @@ public final class Agent implements AutoCloseable {
                     options.labelNode(),
                     options.offlineGrace(),
                     scheduler))
-        .orElseGet(() -> new StandaloneMode(options.config(), scheduler, Events.logging(LOG)));
+        .orElseGet(
+            () -> new StandaloneControlPlane(options.config(), scheduler, Events.logging(LOG)));
   }
 
   /**
@@ -272,7 +273,7 @@ public final class Agent implements AutoCloseable {
         options,
         options.standalone()
             ? Optional.empty()
-            : Optional.of(ClusterMode.clientFromEnvironment(options.namespaces())));
+            : Optional.of(ClusterControlPlane.clientFromEnvironment(options.namespaces())));
   }
 
   /**
@@ -285,11 +286,12 @@ public final class Agent implements AutoCloseable {
   }
 
   /**
-   * Builds and starts an agent that also hands every event of its stream to {@code observer} (after
-   * metrics, Events and the mode; for tests and tools). The observer must not block.
+   * Builds and starts an agent that also hands every report of its stream to {@code observer}
+   * (after metrics, Events and the control plane; for tests and tools). The observer must not
+   * block.
    */
   public static Agent start(
-      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentEvent> observer)
+      AgentOptions options, Optional<KubernetesClient> client, Consumer<AgentReport> observer)
       throws IOException {
     // gRPC logs through java.util.logging: into the agent's own log, transport noise at DEBUG.
     io.jakri.logging.JulBridge.install();
@@ -308,7 +310,7 @@ public final class Agent implements AutoCloseable {
         "jakri agent {} starting on node {} ({}, device plugins in {}, plugins from {})",
         VERSION,
         options.nodeName(),
-        mode.describe(),
+        controlPlane.describe(),
         options.devicePluginDir(),
         options.pluginsDir());
     if (emulator.isPresent()) {
@@ -342,8 +344,8 @@ public final class Agent implements AutoCloseable {
             e.getMessage() == null ? e.toString() : e.getMessage());
       }
     }
-    mode.start();
-    mode.configurations().start();
+    controlPlane.start();
+    controlPlane.configurations().start();
     if (dra.isPresent()) {
       dra.get().start();
     }
@@ -358,7 +360,7 @@ public final class Agent implements AutoCloseable {
               metrics,
               this::notReady,
               http);
-      String extraEndpoints = mode.addEndpoints(server);
+      String extraEndpoints = controlPlane.addEndpoints(server);
       server.start();
       health = Optional.of(server);
       LOG.info(
@@ -396,19 +398,19 @@ public final class Agent implements AutoCloseable {
 
   /** The Configuration watch (cluster mode). */
   public Optional<ConfigurationWatcher> configurations() {
-    return Optional.of(mode.configurations())
+    return Optional.of(controlPlane.configurations())
         .filter(ConfigurationWatcher.class::isInstance)
         .map(ConfigurationWatcher.class::cast);
   }
 
   /** Counts of API requests made so far (cluster mode). */
   public Optional<ApiCalls> apiCalls() {
-    return mode.apiCalls();
+    return controlPlane.apiCalls();
   }
 
   /** Whether the Instance and Configuration watches have listed once (cluster mode). */
   public boolean clusterSynced() {
-    return mode.synced();
+    return controlPlane.synced();
   }
 
   public Optional<KubeletEmulator> emulator() {
@@ -512,15 +514,15 @@ public final class Agent implements AutoCloseable {
     healthExecutor.ifPresent(ExecutorService::shutdownNow);
     reclaimer.close();
     podResources.close();
-    mode.configurations().close();
-    mode.stop();
+    controlPlane.configurations().close();
+    controlPlane.stop();
     discovery.close();
     externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
     cdiRemoval.ifPresent(Agent::join);
     emulator.ifPresent(KubeletEmulator::close);
     handlers.close();
-    mode.close();
+    controlPlane.close();
     threads.close();
     LOG.info(
         "jakri agent stopped in {} ms ({} ms CPU)",

@@ -26,7 +26,7 @@ import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.deviceplugin.AllocateOutcome;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
-import io.jakri.agent.events.AgentEvent;
+import io.jakri.agent.events.AgentReport;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.DeviceInUse;
 import io.jakri.agent.reclaim.GrpcPodResourcesClient;
@@ -113,7 +113,7 @@ class RealKubeletIT {
   ExecutorService executor;
   final List<StreamObserver<Discovery.DiscoverResponse>> discoverStreams =
       new CopyOnWriteArrayList<>();
-  final List<AgentEvent> events = new CopyOnWriteArrayList<>();
+  final List<AgentReport> events = new CopyOnWriteArrayList<>();
   final List<String> createdMountPoints = new ArrayList<>();
   final Map<String, Pod> pods = new java.util.concurrent.ConcurrentHashMap<>();
   long registerMs;
@@ -234,8 +234,8 @@ class RealKubeletIT {
     assertThat(events)
         .anyMatch(
             e ->
-                e instanceof AgentEvent.DevicePlugin d
-                    && d.event() instanceof DevicePluginEvent.Registered r
+                e instanceof AgentReport.DevicePlugin d
+                    && d.report() instanceof DevicePluginEvent.Registered r
                     && r.resource().equals(INSTANCE_RESOURCE));
     System.out.println("REAL_KUBELET register_ms=" + registerMs);
   }
@@ -515,8 +515,8 @@ class RealKubeletIT {
 
   private Set<String> registeredSince(int index) {
     return events.subList(index, events.size()).stream()
-        .filter(e -> e instanceof AgentEvent.DevicePlugin)
-        .map(e -> ((AgentEvent.DevicePlugin) e).event())
+        .filter(e -> e instanceof AgentReport.DevicePlugin)
+        .map(e -> ((AgentReport.DevicePlugin) e).report())
         .filter(e -> e instanceof DevicePluginEvent.Registered)
         .map(e -> ((DevicePluginEvent.Registered) e).resource())
         .collect(Collectors.toSet());
@@ -527,8 +527,8 @@ class RealKubeletIT {
         events.stream()
             .filter(
                 e ->
-                    e instanceof AgentEvent.DevicePlugin d
-                        && d.event() instanceof DevicePluginEvent.Allocated a
+                    e instanceof AgentReport.DevicePlugin d
+                        && d.report() instanceof DevicePluginEvent.Allocated a
                         && a.resource().equals(resource)
                         && a.outcome() instanceof AllocateOutcome.Granted)
             .count();

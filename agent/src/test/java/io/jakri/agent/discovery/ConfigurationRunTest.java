@@ -39,10 +39,10 @@ class ConfigurationRunTest {
   private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
   private final HandlerThreads threads =
       new HandlerThreads(scheduler, HandlerLimits.defaults(), () -> {});
-  private final List<DiscoveryEvent> events = new CopyOnWriteArrayList<>();
+  private final List<DiscoveryReport> events = new CopyOnWriteArrayList<>();
   private final List<String> changes = new CopyOnWriteArrayList<>();
   private final ConfigurationStatuses statuses =
-      new ConfigurationStatuses(c -> events.add(new DiscoveryEvent.StatusChanged(c)));
+      new ConfigurationStatuses(c -> events.add(new DiscoveryReport.StatusChanged(c)));
   private final FakeHandler fake = new FakeHandler();
   private final List<DeviceListener> listeners = fake.listeners;
   private final AtomicInteger closes = fake.closed;
@@ -75,7 +75,7 @@ class ConfigurationRunTest {
                 "discovery handler \"fake\" is not installed (installed: []); waiting for it",
                 0));
     assertThat(run.active()).isFalse();
-    assertThat(events).containsExactly(new DiscoveryEvent.StatusChanged("cams"));
+    assertThat(events).containsExactly(new DiscoveryReport.StatusChanged("cams"));
   }
 
   /**
@@ -127,8 +127,8 @@ class ConfigurationRunTest {
     assertThat(statuses.all().get("cams").state()).isEqualTo(State.INVALID);
     assertThat(events)
         .containsExactly(
-            new DiscoveryEvent.Refused(Refusal.RESERVED_ENV),
-            new DiscoveryEvent.StatusChanged("cams"));
+            new DiscoveryReport.Refused(Refusal.RESERVED_ENV),
+            new DiscoveryReport.StatusChanged("cams"));
     assertThat(listeners).isEmpty();
   }
 
@@ -139,7 +139,7 @@ class ConfigurationRunTest {
     await().atMost(WAIT).until(() -> listeners.size() == 1);
     await()
         .atMost(WAIT)
-        .until(() -> events.contains(new DiscoveryEvent.DiscoveryStarted("fake", "cams")));
+        .until(() -> events.contains(new DiscoveryReport.DiscoveryStarted("fake", "cams")));
     assertThat(statuses.all().get("cams"))
         .isEqualTo(new ConfigurationStatus(State.DISCOVERING, "discovering with handler fake", 0));
 
@@ -147,8 +147,8 @@ class ConfigurationRunTest {
     await().atMost(WAIT).until(() -> changes.equals(List.of("APPEARED")));
     await()
         .atMost(WAIT)
-        .until(() -> events.stream().anyMatch(e -> e instanceof DiscoveryEvent.FirstResults));
-    assertThat(events).contains(new DiscoveryEvent.Snapshot("fake"));
+        .until(() -> events.stream().anyMatch(e -> e instanceof DiscoveryReport.FirstResults));
+    assertThat(events).contains(new DiscoveryReport.Snapshot("fake"));
     await().atMost(WAIT).until(() -> statuses.all().get("cams").devices() == 1);
 
     listeners.get(0).failed("lost the bus", null);
@@ -157,7 +157,7 @@ class ConfigurationRunTest {
         .until(
             () ->
                 events.contains(
-                    new DiscoveryEvent.HandlerFailed("fake", HandlerFailure.REPORTED_FAILURE)));
+                    new DiscoveryReport.HandlerFailed("fake", HandlerFailure.REPORTED_FAILURE)));
     await().atMost(WAIT).until(() -> closes.get() == 1);
     await()
         .atMost(WAIT)
@@ -193,7 +193,7 @@ class ConfigurationRunTest {
     listeners.get(0).failed("late", null);
     onLoop(() -> {}); // the late reports were queued before this
     assertThat(changes).containsExactly("APPEARED", "WITHDRAWN");
-    assertThat(events).noneMatch(e -> e instanceof DiscoveryEvent.HandlerFailed);
+    assertThat(events).noneMatch(e -> e instanceof DiscoveryReport.HandlerFailed);
   }
 
   // ---- helpers ----

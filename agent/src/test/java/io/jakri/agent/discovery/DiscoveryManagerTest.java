@@ -169,7 +169,7 @@ class DiscoveryManagerTest {
 
   @Test
   void whatTheHandlersDoIsReportedAsEventsOnTheDiscoveryThread() {
-    List<DiscoveryEvent> events = new CopyOnWriteArrayList<>();
+    List<DiscoveryReport> events = new CopyOnWriteArrayList<>();
     List<String> threads = new CopyOnWriteArrayList<>();
     DiscoveryManager reporting =
         new DiscoveryManager(
@@ -195,18 +195,19 @@ class DiscoveryManagerTest {
       sink.awaitKinds("APPEARED a");
       await()
           .atMost(WAIT)
-          .until(() -> events.stream().anyMatch(e -> e instanceof DiscoveryEvent.FirstResults));
+          .until(() -> events.stream().anyMatch(e -> e instanceof DiscoveryReport.FirstResults));
       assertThat(events)
           .contains(
-              new DiscoveryEvent.DiscoveryStarted("fake", "cams"),
-              new DiscoveryEvent.Snapshot("fake"),
-              new DiscoveryEvent.StatusChanged("cams"));
+              new DiscoveryReport.DiscoveryStarted("fake", "cams"),
+              new DiscoveryReport.Snapshot("fake"),
+              new DiscoveryReport.StatusChanged("cams"));
       reporting.apply(List.of());
       await().atMost(WAIT).until(() -> reporting.statuses().isEmpty());
       await()
           .atMost(WAIT)
           .until(
-              () -> events.get(events.size() - 1).equals(new DiscoveryEvent.StatusChanged("cams")));
+              () ->
+                  events.get(events.size() - 1).equals(new DiscoveryReport.StatusChanged("cams")));
       assertThat(threads).allMatch(t -> t.startsWith("jakri-discovery-"));
     } finally {
       reporting.close();

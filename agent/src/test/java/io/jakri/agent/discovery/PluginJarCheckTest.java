@@ -28,7 +28,7 @@ class PluginJarCheckTest {
         "io/jakri/agent/model/LocalDevice.class",
         "io/jakri/agent/instance/LocalDevices.class",
         "io/jakri/agent/allocation/SlotClaims.class",
-        "io/jakri/agent/mode/ClusterMode.class",
+        "io/jakri/agent/controlplane/ClusterControlPlane.class",
         "io/jakri/agent/dra/ClaimPreparer.class",
         "io/jakri/agent/Agent.class"
       })

@@ -48,24 +48,25 @@ class AgentEventsTest {
         Duration.ofMinutes(10));
   }
 
-  static AgentEvent failed(String resource, String reason) {
-    return new AgentEvent.DevicePlugin(new DevicePluginEvent.RegistrationFailed(resource, reason));
+  static AgentReport failed(String resource, String reason) {
+    return new AgentReport.DevicePlugin(new DevicePluginEvent.RegistrationFailed(resource, reason));
   }
 
-  static AgentEvent registered(String resource, String endpoint, boolean again) {
-    return new AgentEvent.DevicePlugin(new DevicePluginEvent.Registered(resource, endpoint, again));
+  static AgentReport registered(String resource, String endpoint, boolean again) {
+    return new AgentReport.DevicePlugin(
+        new DevicePluginEvent.Registered(resource, endpoint, again));
   }
 
-  static AgentEvent retired(String resource) {
-    return new AgentEvent.DevicePlugin(new DevicePluginEvent.Retired(resource));
+  static AgentReport retired(String resource) {
+    return new AgentReport.DevicePlugin(new DevicePluginEvent.Retired(resource));
   }
 
-  static AgentEvent lostWrites(String instance, int conflicts) {
-    return new AgentEvent.Claim(new SlotConflict.LostWrites(instance, conflicts));
+  static AgentReport lostWrites(String instance, int conflicts) {
+    return new AgentReport.Claim(new SlotConflict.LostWrites(instance, conflicts));
   }
 
-  static AgentEvent heldElsewhere(String instance) {
-    return new AgentEvent.Claim(new SlotConflict.HeldElsewhere(instance));
+  static AgentReport heldElsewhere(String instance) {
+    return new AgentReport.Claim(new SlotConflict.HeldElsewhere(instance));
   }
 
   @Test
@@ -117,7 +118,7 @@ class AgentEventsTest {
   void aPluginJarThatFailsToLoadWarnsOnTheNode() {
     agentEvents(20)
         .accept(
-            new AgentEvent.PluginLoadFailed(
+            new AgentReport.PluginLoadFailed(
                 new PluginHandlerRegistry.LoadProblem(
                     Path.of("/plugins/broken.jar"), "not a valid plugin jar")));
     assertThat(recorded)
@@ -139,7 +140,7 @@ class AgentEventsTest {
       }
     }
     e.accept(
-        new AgentEvent.PluginLoadFailed(
+        new AgentReport.PluginLoadFailed(
             new PluginHandlerRegistry.LoadProblem(Path.of("x.jar"), "bad")));
     assertThat(recorded)
         .extracting(Recorded::reason)

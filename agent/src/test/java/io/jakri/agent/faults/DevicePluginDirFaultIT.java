@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
-import io.jakri.agent.events.AgentEvent;
+import io.jakri.agent.events.AgentReport;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.Pod;
 import java.io.IOException;
@@ -54,8 +54,8 @@ class DevicePluginDirFaultIT {
               plugins,
               Duration.ofSeconds(60),
               event -> {
-                if (event instanceof AgentEvent.DevicePlugin p
-                    && p.event() instanceof DevicePluginEvent.RegistrationFailed f) {
+                if (event instanceof AgentReport.DevicePlugin p
+                    && p.report() instanceof DevicePluginEvent.RegistrationFailed f) {
                   failures.put(f.resource(), f.reason());
                 }
               })) {

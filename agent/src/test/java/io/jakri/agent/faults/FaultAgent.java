@@ -48,7 +48,7 @@ final class FaultAgent implements AutoCloseable {
       Path root,
       Path plugins,
       Duration offlineGrace,
-      java.util.function.Consumer<io.jakri.agent.events.AgentEvent> observer)
+      java.util.function.Consumer<io.jakri.agent.events.AgentReport> observer)
       throws IOException {
     return start(
         root, plugins, offlineGrace, Optional.empty(), Safeguards.defaults(), -1, observer);
@@ -89,7 +89,7 @@ final class FaultAgent implements AutoCloseable {
       Optional<Duration> reclaimGrace,
       Safeguards safeguards,
       int metricsPort,
-      java.util.function.Consumer<io.jakri.agent.events.AgentEvent> observer)
+      java.util.function.Consumer<io.jakri.agent.events.AgentReport> observer)
       throws IOException {
     Path config = Files.createDirectories(root.resolve("config"));
     Path dp = root.resolve("device-plugins");

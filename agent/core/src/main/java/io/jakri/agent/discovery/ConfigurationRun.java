@@ -48,7 +48,7 @@ final class ConfigurationRun {
    * What every run of one {@link DiscoveryManager} shares.
    *
    * @param loop the discovery thread
-   * @param events where what the handler does is reported (on the discovery thread)
+   * @param reports where what the handler does is reported (on the discovery thread)
    * @param neighbours the other Configurations on this node, as a run's table sees them
    * @param closed whether the discovery is closing
    */
@@ -62,7 +62,7 @@ final class ConfigurationRun {
       ScheduledExecutorService scheduler,
       Executor loop,
       ConfigurationStatuses statuses,
-      Consumer<DiscoveryEvent> events,
+      Consumer<DiscoveryReport> reports,
       LongSupplier nanoTime,
       BooleanSupplier closed,
       Function<ConfigurationRun, DeviceTable.Neighbours> neighbours) {}
@@ -307,7 +307,9 @@ final class ConfigurationRun {
       if (refusal == null) {
         status(State.DISCOVERING, "discovering with handler " + spec.handlerName());
       }
-      shared.events().accept(new DiscoveryEvent.DiscoveryStarted(spec.handlerName(), spec.name()));
+      shared
+          .reports()
+          .accept(new DiscoveryReport.DiscoveryStarted(spec.handlerName(), spec.name()));
       return;
     }
     HandlerCalls.StartFailure failure = HandlerCalls.failure(spec.handlerName(), error);
@@ -400,11 +402,11 @@ final class ConfigurationRun {
     }
     List<DiscoveredDevice> snapshot = waiting.devices();
     lastSnapshot = snapshot;
-    shared.events().accept(new DiscoveryEvent.Snapshot(spec.handlerName()));
+    shared.reports().accept(new DiscoveryReport.Snapshot(spec.handlerName()));
     if (!resultsReported) {
       resultsReported = true;
       long took = shared.nanoTime().getAsLong() - addedNanos;
-      shared.events().accept(new DiscoveryEvent.FirstResults(spec.name(), took));
+      shared.reports().accept(new DiscoveryReport.FirstResults(spec.name(), took));
     }
     DeviceFeed feed = shared.feed();
     DeviceTable.Outcome outcome =
@@ -416,7 +418,7 @@ final class ConfigurationRun {
         .refusedEntries()
         .forEach(
             (kind, count) ->
-                shared.events().accept(new DiscoveryEvent.EntriesRefused(kind, count)));
+                shared.reports().accept(new DiscoveryReport.EntriesRefused(kind, count)));
     feed.snapshot(lane, outcome.changes(), waiting.reportedNanos());
     Optional<String> refused = outcome.refusal();
     if (refused.isPresent()) {
@@ -441,10 +443,10 @@ final class ConfigurationRun {
   }
 
   private void refused(Refusal reason) {
-    shared.events().accept(new DiscoveryEvent.Refused(reason));
+    shared.reports().accept(new DiscoveryReport.Refused(reason));
   }
 
   private void handlerFailed(HandlerFailure failure) {
-    shared.events().accept(new DiscoveryEvent.HandlerFailed(spec.handlerName(), failure));
+    shared.reports().accept(new DiscoveryReport.HandlerFailed(spec.handlerName(), failure));
   }
 }

@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  * returns holds up nothing but its own Configurations. Public methods may be called from any
  * thread.
  *
- * <p>What the handlers do and every status change reach one sink as {@link DiscoveryEvent} values
- * (metrics and the cluster mode's status publisher consume them through the agent's event stream).
+ * <p>What the handlers do and every status change reach one sink as {@link DiscoveryReport} values
+ * (metrics and the cluster mode's status publisher consume them through the agent's report stream).
  * They are all emitted on the discovery thread ({@code jakri-discovery-1}), in the order things
  * happen there.
  */
@@ -102,7 +102,7 @@ public final class DiscoveryManager implements AutoCloseable {
         ContainerPaths.DEFAULT,
         SlotLimits.defaults(),
         HandlerLimits.defaults(),
-        event -> {});
+        report -> {});
   }
 
   /**
@@ -113,8 +113,8 @@ public final class DiscoveryManager implements AutoCloseable {
    *     container
    * @param slotLimits the most slots per Configuration and in all
    * @param handlerLimits how long a handler call may take and how many threads a handler may strand
-   * @param events where what the handlers do and every status change are reported ({@link
-   *     DiscoveryEvent}), on the discovery thread; must not block
+   * @param reports where what the handlers do and every status change are reported ({@link
+   *     DiscoveryReport}), on the discovery thread; must not block
    */
   public DiscoveryManager(
       String node,
@@ -129,16 +129,16 @@ public final class DiscoveryManager implements AutoCloseable {
       ContainerPaths containerPaths,
       SlotLimits slotLimits,
       HandlerLimits handlerLimits,
-      Consumer<DiscoveryEvent> events) {
+      Consumer<DiscoveryReport> reports) {
     DeviceTable.Rules rules =
         new DeviceTable.Rules(
             node, offlineGrace, classPolicy, slotLimits, allowReservedBrokerEnv, containerPaths);
     this.node = node;
     this.nanoTime = nanoTime;
     this.handlers = handlers;
-    Consumer<DiscoveryEvent> reported = reporting(events);
+    Consumer<DiscoveryReport> reported = reporting(reports);
     this.statuses =
-        new ConfigurationStatuses(c -> reported.accept(new DiscoveryEvent.StatusChanged(c)));
+        new ConfigurationStatuses(c -> reported.accept(new DiscoveryReport.StatusChanged(c)));
     this.loop = Executors.newSingleThreadExecutor(named("jakri-discovery"));
     this.feed = new DeviceFeed(sink, loop, scheduler, nanoTime, offlineGrace, () -> closed);
     this.handlerThreads = new HandlerThreads(scheduler, handlerLimits, this::onThreadFreed);
@@ -380,13 +380,13 @@ public final class DiscoveryManager implements AutoCloseable {
     }
   }
 
-  /** {@code events}, with a failure of its own logged and dropped (discovery goes on). */
-  private static Consumer<DiscoveryEvent> reporting(Consumer<DiscoveryEvent> events) {
-    return event -> {
+  /** {@code reports}, with a failure of its own logged and dropped (discovery goes on). */
+  private static Consumer<DiscoveryReport> reporting(Consumer<DiscoveryReport> reports) {
+    return report -> {
       try {
-        events.accept(event);
+        reports.accept(report);
       } catch (RuntimeException e) {
-        LOG.warn("discovery event sink failed on {}: {}", event, e.toString());
+        LOG.warn("discovery report sink failed on {}: {}", report, e.toString());
       }
     };
   }

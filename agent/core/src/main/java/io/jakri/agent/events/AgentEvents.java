@@ -34,11 +34,11 @@ import org.slf4j.LoggerFactory;
  * #DEFAULT_BUDGET_WINDOW}): a kubelet refusing thousands of resources, or contention on thousands
  * of Instances, raises a bounded number of API writes; the rest are logged.
  *
- * <p>Fed by the agent's event stream ({@link AgentEvent}). Threading: called from the device-plugin
- * control thread, gRPC threads and the plugin loader; returns at once ({@link Events} only queues
- * the write).
+ * <p>Fed by the agent's report stream ({@link AgentReport}). Threading: called from the
+ * device-plugin control thread, gRPC threads and the plugin loader; returns at once ({@link Events}
+ * only queues the write).
  */
-public final class AgentEvents implements java.util.function.Consumer<AgentEvent> {
+public final class AgentEvents implements java.util.function.Consumer<AgentReport> {
 
   /** Reason of the Event about a resource that cannot register with the kubelet. */
   public static final String REGISTRATION_FAILED = "RegistrationFailed";
@@ -158,28 +158,28 @@ public final class AgentEvents implements java.util.function.Consumer<AgentEvent
     this.pluginBudget = new EventRateLimit(clock, budget, budgetWindow);
   }
 
-  /** Raises the Events {@code event} calls for, if any. Any thread; returns at once. */
+  /** Raises the Events {@code report} calls for, if any. Any thread; returns at once. */
   @Override
-  public void accept(AgentEvent event) {
-    if (event instanceof AgentEvent.DevicePlugin p) {
-      devicePlugin(p.event());
-    } else if (event instanceof AgentEvent.Claim c) {
+  public void accept(AgentReport report) {
+    if (report instanceof AgentReport.DevicePlugin p) {
+      devicePlugin(p.report());
+    } else if (report instanceof AgentReport.Claim c) {
       if (c.conflict() instanceof SlotConflict.LostWrites w) {
         conflicted(w.instanceName(), w.conflicts());
       } else if (c.conflict() instanceof SlotConflict.HeldElsewhere h) {
         conflicted(h.instanceName(), 1);
       }
-    } else if (event instanceof AgentEvent.PluginLoadFailed f) {
+    } else if (report instanceof AgentReport.PluginLoadFailed f) {
       pluginLoadFailed(f.problem());
     }
   }
 
-  private void devicePlugin(DevicePluginEvent event) {
-    if (event instanceof DevicePluginEvent.Registered r) {
+  private void devicePlugin(DevicePluginEvent report) {
+    if (report instanceof DevicePluginEvent.Registered r) {
       registrations.succeeded(r.resource());
-    } else if (event instanceof DevicePluginEvent.RegistrationFailed f) {
+    } else if (report instanceof DevicePluginEvent.RegistrationFailed f) {
       registrationFailed(f.resource(), f.reason());
-    } else if (event instanceof DevicePluginEvent.Retired r) {
+    } else if (report instanceof DevicePluginEvent.Retired r) {
       retired(r.resource());
     }
   }

@@ -1,5 +1,5 @@
 /**
- * The agent's one event stream ({@link io.jakri.agent.events.AgentEvent}), and the Kubernetes
+ * The agent's one report stream ({@link io.jakri.agent.events.AgentReport}), and the Kubernetes
  * Events an operator should see about this agent's node: Register with the kubelet failing for a
  * resource, storms of slot conflicts on an Instance, plugin jars that fail to load. The decisions
  * (thresholds, windows, budgets) are plain classes with an injected clock; {@link

@@ -6,11 +6,11 @@ import io.jakri.agent.deviceplugin.AllocateOutcome;
 import io.jakri.agent.deviceplugin.AllocationException;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.DeviceChange;
-import io.jakri.agent.discovery.DiscoveryEvent;
 import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.DiscoveryReport;
 import io.jakri.agent.discovery.HandlerFailure;
 import io.jakri.agent.discovery.Refusal;
-import io.jakri.agent.events.AgentEvent;
+import io.jakri.agent.events.AgentReport;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.StoreException;
@@ -47,13 +47,13 @@ import java.util.function.Supplier;
 
 /**
  * The agent's Prometheus metrics (one registry per agent, no static state). Counters and timers are
- * fed by the agent's event stream ({@link AgentEvent}: device plugins, slot claims, discovery);
+ * fed by the agent's report stream ({@link AgentReport}: device plugins, slot claims, discovery);
  * gauges read the agent's state when scraped, so nothing is polled between scrapes. Per-resource
  * tags are avoided on purpose: one agent serves thousands of Instances; tags take values from small
  * fixed sets (outcomes, reasons, change kinds) or the installed handler names. Names are listed in
- * the agent README. The event methods are thread-safe and never block.
+ * the agent README. The methods taking reports are thread-safe and never block.
  */
-public final class AgentMetrics implements java.util.function.Consumer<AgentEvent> {
+public final class AgentMetrics implements java.util.function.Consumer<AgentReport> {
 
   /** Allocate latency buckets: a claim is one API write, more under conflicts or outages. */
   static final Duration[] ALLOCATE_BUCKETS = {
@@ -349,60 +349,60 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentEven
     return registry.scrape();
   }
 
-  /** Counts and times what the agent's event stream reports. Any thread; never blocks. */
+  /** Counts and times what the agent's report stream carries. Any thread; never blocks. */
   @Override
-  public void accept(AgentEvent event) {
-    if (event instanceof AgentEvent.DevicePlugin p) {
-      devicePlugin(p.event());
-    } else if (event instanceof AgentEvent.Claim c) {
+  public void accept(AgentReport report) {
+    if (report instanceof AgentReport.DevicePlugin p) {
+      devicePlugin(p.report());
+    } else if (report instanceof AgentReport.Claim c) {
       if (c.conflict() instanceof SlotConflict.LostWrites w) {
         writeConflicts.increment(w.conflicts());
       } else if (c.conflict() instanceof SlotConflict.HeldElsewhere) {
         heldElsewhere.increment();
       }
-    } else if (event instanceof AgentEvent.Discovery d) {
-      discovery(d.event());
-    } else if (event instanceof AgentEvent.DeviceChanged d) {
+    } else if (report instanceof AgentReport.Discovery d) {
+      discovery(d.report());
+    } else if (report instanceof AgentReport.DeviceChanged d) {
       deviceChanged(d.change(), d.reportedNanos());
     }
     // Plugin load failures are a gauge over the registry's problems, read when scraped.
   }
 
-  private void devicePlugin(DevicePluginEvent event) {
-    if (event instanceof DevicePluginEvent.Registered r) {
+  private void devicePlugin(DevicePluginEvent report) {
+    if (report instanceof DevicePluginEvent.Registered r) {
       (r.again() ? reRegistrations : registrations).increment();
-    } else if (event instanceof DevicePluginEvent.RegistrationFailed) {
+    } else if (report instanceof DevicePluginEvent.RegistrationFailed) {
       registrationFailures.increment();
-    } else if (event instanceof DevicePluginEvent.KubeletRestarted k) {
+    } else if (report instanceof DevicePluginEvent.KubeletRestarted k) {
       if (k.generation() > 1) {
         kubeletRestarts.increment();
       }
-    } else if (event instanceof DevicePluginEvent.Retired r) {
+    } else if (report instanceof DevicePluginEvent.Retired r) {
       retired.increment();
       advertiseLatency.retired(r.resource());
-    } else if (event instanceof DevicePluginEvent.Allocated a) {
+    } else if (report instanceof DevicePluginEvent.Allocated a) {
       allocateTimer(a.outcome()).record(a.took());
-    } else if (event instanceof DevicePluginEvent.Advertised a) {
+    } else if (report instanceof DevicePluginEvent.Advertised a) {
       advertiseLatency.advertised(a.resource(), a.changed());
-    } else if (event instanceof DevicePluginEvent.OpenFilesLow f) {
+    } else if (report instanceof DevicePluginEvent.OpenFilesLow f) {
       waitingForFiles.set(f.waiting());
     }
   }
 
   // ---- discovery ----
 
-  private void discovery(DiscoveryEvent event) {
-    if (event instanceof DiscoveryEvent.Snapshot s) {
+  private void discovery(DiscoveryReport report) {
+    if (report instanceof DiscoveryReport.Snapshot s) {
       snapshot(s.handler());
-    } else if (event instanceof DiscoveryEvent.HandlerFailed f) {
+    } else if (report instanceof DiscoveryReport.HandlerFailed f) {
       handlerFailed(f.handler(), f.failure());
-    } else if (event instanceof DiscoveryEvent.Refused r) {
+    } else if (report instanceof DiscoveryReport.Refused r) {
       refused(r.refusal());
-    } else if (event instanceof DiscoveryEvent.EntriesRefused e) {
+    } else if (report instanceof DiscoveryReport.EntriesRefused e) {
       refusedEntries(e.kind()).increment(e.count());
-    } else if (event instanceof DiscoveryEvent.DiscoveryStarted s) {
+    } else if (report instanceof DiscoveryReport.DiscoveryStarted s) {
       akriResponseResult(s.handler(), "Success");
-    } else if (event instanceof DiscoveryEvent.FirstResults f) {
+    } else if (report instanceof DiscoveryReport.FirstResults f) {
       akriResponseTime(f.configuration()).record(f.nanos() / 1e9);
     }
     // A changed status is read by the configurations gauge when scraped.

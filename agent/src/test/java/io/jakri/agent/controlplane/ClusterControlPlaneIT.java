@@ -1,4 +1,4 @@
-package io.jakri.agent.mode;
+package io.jakri.agent.controlplane;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,14 +16,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link ClusterMode} on its own against fabric8's mock API server: what it supplies before it is
- * attached to a node (the wiring itself runs in every cluster-mode agent IT).
+ * {@link ClusterControlPlane} on its own against fabric8's mock API server: what it supplies before
+ * it is attached to a node (the wiring itself runs in every cluster-mode agent IT).
  *
  * <p>Mock on purpose: nothing is written; the wiring on the real server runs in every cluster-mode
  * agent IT.
  */
 @EnableKubernetesMockClient(crud = true, https = false)
-class ClusterModeIT {
+class ClusterControlPlaneIT {
 
   KubernetesClient client;
 
@@ -36,8 +36,8 @@ class ClusterModeIT {
 
   @Test
   void suppliesTheApiServersStorePropertiesEventsAndWatch() {
-    ClusterMode mode =
-        new ClusterMode(
+    ClusterControlPlane mode =
+        new ClusterControlPlane(
             client, "node-a", WatchedNamespaces.of("ns1"), true, Duration.ofSeconds(1), scheduler);
     try {
       assertThat(mode.describe()).isEqualTo("cluster mode, namespace(s) ns1");
@@ -48,7 +48,7 @@ class ClusterModeIT {
       assertThat(mode.apiCalls()).isPresent();
       // Nothing listed yet: not synced, and an unknown Instance's Events go to the fallback.
       assertThat(mode.synced()).isFalse();
-      assertThat(mode.instanceNamespace("unknown")).isEqualTo(AgentMode.FALLBACK_NAMESPACE);
+      assertThat(mode.instanceNamespace("unknown")).isEqualTo(ControlPlane.FALLBACK_NAMESPACE);
       assertThat(mode.instanceUid("unknown")).isEmpty();
     } finally {
       mode.stop();

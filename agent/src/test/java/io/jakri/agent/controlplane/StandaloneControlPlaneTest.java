@@ -1,4 +1,4 @@
-package io.jakri.agent.mode;
+package io.jakri.agent.controlplane;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -17,8 +17,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** {@link StandaloneMode} on its own: what it supplies without an API server. */
-class StandaloneModeTest {
+/** {@link StandaloneControlPlane} on its own: what it supplies without an API server. */
+class StandaloneControlPlaneTest {
 
   private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 
@@ -29,7 +29,8 @@ class StandaloneModeTest {
 
   @Test
   void refusesToStartWithoutConfig() {
-    assertThatThrownBy(() -> new StandaloneMode(Optional.empty(), scheduler, Events.discard()))
+    assertThatThrownBy(
+            () -> new StandaloneControlPlane(Optional.empty(), scheduler, Events.discard()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("--config is required");
   }
@@ -37,7 +38,8 @@ class StandaloneModeTest {
   @Test
   void suppliesTheInMemoryStoreTheGivenEventsAndNoApiServer() throws Exception {
     Events events = Events.discard();
-    StandaloneMode mode = new StandaloneMode(Optional.of(Path.of("c.yaml")), scheduler, events);
+    StandaloneControlPlane mode =
+        new StandaloneControlPlane(Optional.of(Path.of("c.yaml")), scheduler, events);
 
     assertThat(mode.describe()).isEqualTo("standalone");
     assertThat(mode.store()).isInstanceOf(InMemoryInstanceStore.class);
@@ -45,14 +47,14 @@ class StandaloneModeTest {
     assertThat(mode.events()).isSameAs(events);
     assertThat(mode.apiCalls()).isEmpty();
     assertThat(mode.synced()).isTrue();
-    assertThat(mode.instanceNamespace("any-instance")).isEqualTo(AgentMode.FALLBACK_NAMESPACE);
+    assertThat(mode.instanceNamespace("any-instance")).isEqualTo(ControlPlane.FALLBACK_NAMESPACE);
     assertThat(mode.instanceUid("any-instance")).isEmpty();
   }
 
   @Test
   void resolvesLiteralPropertiesOnly() throws Exception {
-    StandaloneMode mode =
-        new StandaloneMode(Optional.of(Path.of("c.yaml")), scheduler, Events.discard());
+    StandaloneControlPlane mode =
+        new StandaloneControlPlane(Optional.of(Path.of("c.yaml")), scheduler, Events.discard());
     ConfigurationSpec literal = parse("        value: \"1\"\n");
     ConfigurationSpec fromSecret =
         parse(
@@ -66,9 +68,9 @@ class StandaloneModeTest {
 
   @Test
   void refusesDraWithOneErrorLine() {
-    StandaloneMode mode =
-        new StandaloneMode(Optional.of(Path.of("c.yaml")), scheduler, Events.discard());
-    try (LogCapture logs = LogCapture.of(StandaloneMode.class)) {
+    StandaloneControlPlane mode =
+        new StandaloneControlPlane(Optional.of(Path.of("c.yaml")), scheduler, Events.discard());
+    try (LogCapture logs = LogCapture.of(StandaloneControlPlane.class)) {
       assertThat(
               mode.dra(
                   new DraOptions(Path.of("registry"), Path.of("plugins")), null, Runnable::run))
@@ -82,8 +84,8 @@ class StandaloneModeTest {
 
   @Test
   void hasNoConfigurationSourceBeforeItIsAttached() {
-    StandaloneMode mode =
-        new StandaloneMode(Optional.of(Path.of("c.yaml")), scheduler, Events.discard());
+    StandaloneControlPlane mode =
+        new StandaloneControlPlane(Optional.of(Path.of("c.yaml")), scheduler, Events.discard());
 
     assertThatThrownBy(mode::configurations)
         .isInstanceOf(IllegalStateException.class)

@@ -1,4 +1,4 @@
-package io.jakri.agent.mode;
+package io.jakri.agent.controlplane;
 
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.jakri.agent.cluster.ApiCalls;
@@ -7,7 +7,7 @@ import io.jakri.agent.configuration.ConfigurationFiles;
 import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.dra.DraOptions;
-import io.jakri.agent.events.AgentEvent;
+import io.jakri.agent.events.AgentReport;
 import io.jakri.agent.instance.InMemoryInstanceStore;
 import io.jakri.agent.instance.InstanceListing;
 import io.jakri.agent.instance.InstanceStore;
@@ -26,9 +26,9 @@ import org.slf4j.LoggerFactory;
  * /instances}), {@code discoveryProperties} only as literal values, Events as log lines. Nothing of
  * its own to start or stop besides the files.
  */
-public final class StandaloneMode implements AgentMode {
+public final class StandaloneControlPlane implements ControlPlane {
 
-  private static final Logger LOG = LoggerFactory.getLogger(StandaloneMode.class);
+  private static final Logger LOG = LoggerFactory.getLogger(StandaloneControlPlane.class);
 
   private final Path config;
   private final ScheduledExecutorService scheduler;
@@ -40,7 +40,8 @@ public final class StandaloneMode implements AgentMode {
    * @param config the {@code --config} file or directory; required
    * @param events where operator-facing Events go (log lines)
    */
-  public StandaloneMode(Optional<Path> config, ScheduledExecutorService scheduler, Events events) {
+  public StandaloneControlPlane(
+      Optional<Path> config, ScheduledExecutorService scheduler, Events events) {
     this.config = config.orElseThrow(() -> new IllegalArgumentException("--config is required"));
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.events = Objects.requireNonNull(events, "events");
@@ -68,7 +69,7 @@ public final class StandaloneMode implements AgentMode {
 
   /** Standalone mode keeps no state outside the node that events would change. */
   @Override
-  public void onEvent(AgentEvent event) {}
+  public void onReport(AgentReport report) {}
 
   @Override
   public String instanceNamespace(String instanceName) {

@@ -9,29 +9,29 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
-class AgentEventTest {
+class AgentReportTest {
 
   @Test
   void theComposedConsumerHandsEachEventToEveryConsumerInOrder() {
     List<String> seen = new CopyOnWriteArrayList<>();
-    Consumer<AgentEvent> stream =
-        AgentEvent.inOrder(e -> seen.add("metrics"), e -> seen.add("events"));
+    Consumer<AgentReport> stream =
+        AgentReport.inOrder(e -> seen.add("metrics"), e -> seen.add("events"));
 
-    stream.accept(new AgentEvent.DevicePlugin(new DevicePluginEvent.Retired("akri.sh/cam-1")));
+    stream.accept(new AgentReport.DevicePlugin(new DevicePluginEvent.Retired("akri.sh/cam-1")));
 
     assertThat(seen).containsExactly("metrics", "events");
   }
 
   @Test
   void aFailingConsumerDoesNotKeepTheEventFromTheNext() {
-    List<AgentEvent> seen = new CopyOnWriteArrayList<>();
-    Consumer<AgentEvent> stream =
-        AgentEvent.inOrder(
+    List<AgentReport> seen = new CopyOnWriteArrayList<>();
+    Consumer<AgentReport> stream =
+        AgentReport.inOrder(
             e -> {
               throw new IllegalStateException("a bug in one consumer");
             },
             seen::add);
-    AgentEvent event = new AgentEvent.Claim(new SlotConflict.HeldElsewhere("cam-1"));
+    AgentReport event = new AgentReport.Claim(new SlotConflict.HeldElsewhere("cam-1"));
 
     stream.accept(event);
 

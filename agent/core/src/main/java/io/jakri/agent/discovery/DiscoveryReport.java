@@ -6,26 +6,26 @@ import java.util.Objects;
 /**
  * What discovery reports as it runs the handlers: values handed to the one sink the composition
  * root passes to {@link DiscoveryManager} (metrics and the cluster mode's status publisher match on
- * them, wrapped in the agent's event stream). Every event is emitted on the discovery thread
+ * them, wrapped in the agent's report stream). Every report is emitted on the discovery thread
  * ({@code jakri-discovery-1}), in the order things happened there; the sink must not block and
  * should not throw (a throw is logged and dropped). A {@code handler} value is the handler name (or
  * alias) a Configuration asks for, and only ever one that is installed, so its values are bounded
  * by the installed plugins.
  */
-public sealed interface DiscoveryEvent {
+public sealed interface DiscoveryReport {
 
   /**
    * A handler's snapshot was processed (snapshots arriving faster are coalesced first; one
    * processed again after a failed Instance write counts again).
    */
-  record Snapshot(String handler) implements DiscoveryEvent {
+  record Snapshot(String handler) implements DiscoveryReport {
     public Snapshot {
       Objects.requireNonNull(handler, "handler");
     }
   }
 
   /** A handler failed (its discovery is restarted with backoff, or waits for a fixed one). */
-  record HandlerFailed(String handler, HandlerFailure failure) implements DiscoveryEvent {
+  record HandlerFailed(String handler, HandlerFailure failure) implements DiscoveryReport {
     public HandlerFailed {
       Objects.requireNonNull(handler, "handler");
       Objects.requireNonNull(failure, "failure");
@@ -33,7 +33,7 @@ public sealed interface DiscoveryEvent {
   }
 
   /** The agent newly refused (part of) a Configuration: see {@link Refusal}. */
-  record Refused(Refusal refusal) implements DiscoveryEvent {
+  record Refused(Refusal refusal) implements DiscoveryReport {
     public Refused {
       Objects.requireNonNull(refusal, "refusal");
     }
@@ -44,14 +44,14 @@ public sealed interface DiscoveryEvent {
    * container may get ({@link ContainerPaths}); each device is served without them. Counted once
    * per device until its refused entries change.
    */
-  record EntriesRefused(ContainerPaths.Kind kind, int count) implements DiscoveryEvent {
+  record EntriesRefused(ContainerPaths.Kind kind, int count) implements DiscoveryReport {
     public EntriesRefused {
       Objects.requireNonNull(kind, "kind");
     }
   }
 
   /** A handler started a Configuration's discovery (first start or a restart). */
-  record DiscoveryStarted(String handler, String configuration) implements DiscoveryEvent {
+  record DiscoveryStarted(String handler, String configuration) implements DiscoveryReport {
     public DiscoveryStarted {
       Objects.requireNonNull(handler, "handler");
       Objects.requireNonNull(configuration, "configuration");
@@ -62,7 +62,7 @@ public sealed interface DiscoveryEvent {
    * A Configuration's first snapshot was processed, {@code nanos} after the agent first saw the
    * Configuration (once per Configuration while it stays).
    */
-  record FirstResults(String configuration, long nanos) implements DiscoveryEvent {
+  record FirstResults(String configuration, long nanos) implements DiscoveryReport {
     public FirstResults {
       Objects.requireNonNull(configuration, "configuration");
     }
@@ -72,7 +72,7 @@ public sealed interface DiscoveryEvent {
    * The status of {@code configuration} changed (its state, message or device count), or it went
    * away; {@link DiscoveryManager#statuses} has the new one.
    */
-  record StatusChanged(String configuration) implements DiscoveryEvent {
+  record StatusChanged(String configuration) implements DiscoveryReport {
     public StatusChanged {
       Objects.requireNonNull(configuration, "configuration");
     }

@@ -1,4 +1,4 @@
-package io.jakri.agent.mode;
+package io.jakri.agent.controlplane;
 
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;

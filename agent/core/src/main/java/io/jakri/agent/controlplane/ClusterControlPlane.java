@@ -1,4 +1,4 @@
-package io.jakri.agent.mode;
+package io.jakri.agent.controlplane;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -22,15 +22,15 @@ import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.configuration.ConfigurationSource;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
-import io.jakri.agent.discovery.DiscoveryEvent;
 import io.jakri.agent.discovery.DiscoveryManager;
+import io.jakri.agent.discovery.DiscoveryReport;
 import io.jakri.agent.discovery.PropertyResolver;
 import io.jakri.agent.dra.ClaimPreparer;
 import io.jakri.agent.dra.ClaimReader;
 import io.jakri.agent.dra.DraOptions;
 import io.jakri.agent.dra.KubeletDraPlugin;
 import io.jakri.agent.dra.ResourceSlicePublisher;
-import io.jakri.agent.events.AgentEvent;
+import io.jakri.agent.events.AgentReport;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceStore;
 import io.jakri.agent.instance.LocalDevices;
@@ -58,9 +58,9 @@ import org.slf4j.LoggerFactory;
  * akri.sh/} resources from the Node (tidier, node sweep). Events and node tidying talk to the API
  * server off the hot paths, one request at a time, on one thread of their own.
  */
-public final class ClusterMode implements AgentMode {
+public final class ClusterControlPlane implements ControlPlane {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ClusterMode.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterControlPlane.class);
 
   /** How often the API client itself retries a failed request before the agent's own backoff. */
   public static final int API_RETRIES = 2;
@@ -96,10 +96,10 @@ public final class ClusterMode implements AgentMode {
   private ConfigurationStatusPublisher status;
 
   /**
-   * @param client the API server; closed with the mode
+   * @param client the API server; closed with the control plane
    * @param tidyNode whether retired {@code akri.sh/} resources are removed from the Node
    */
-  public ClusterMode(
+  public ClusterControlPlane(
       KubernetesClient client,
       String nodeName,
       WatchedNamespaces namespaces,
@@ -112,7 +112,7 @@ public final class ClusterMode implements AgentMode {
   /**
    * @param labelNode whether the Node is labelled {@code akri.sh/<configuration>=<Instances>}
    */
-  public ClusterMode(
+  public ClusterControlPlane(
       KubernetesClient client,
       String nodeName,
       WatchedNamespaces namespaces,
@@ -202,15 +202,15 @@ public final class ClusterMode implements AgentMode {
    * tidying is on), off this thread.
    */
   @Override
-  public void onEvent(AgentEvent event) {
-    if (event instanceof AgentEvent.Discovery d
-        && d.event() instanceof DiscoveryEvent.StatusChanged
+  public void onReport(AgentReport report) {
+    if (report instanceof AgentReport.Discovery d
+        && d.report() instanceof DiscoveryReport.StatusChanged
         && status != null) {
       status.changed();
     }
     if (tidier.isPresent()
-        && event instanceof AgentEvent.DevicePlugin p
-        && p.event() instanceof DevicePluginEvent.Retired r) {
+        && report instanceof AgentReport.DevicePlugin p
+        && p.report() instanceof DevicePluginEvent.Retired r) {
       NodeTidier t = tidier.get();
       apiWrites.execute(() -> tidy(t, r.resource()));
     }
@@ -413,9 +413,9 @@ public final class ClusterMode implements AgentMode {
    * again.
    */
   private final class Repair implements InstanceStore.Listener {
-    private final AgentMode.NodeParts node;
+    private final ControlPlane.NodeParts node;
 
-    Repair(AgentMode.NodeParts node) {
+    Repair(ControlPlane.NodeParts node) {
       this.node = node;
     }
 

@@ -3,7 +3,7 @@ package io.jakri.agent.events;
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.discovery.DeviceChange;
-import io.jakri.agent.discovery.DiscoveryEvent;
+import io.jakri.agent.discovery.DiscoveryReport;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.util.List;
 import java.util.Objects;
@@ -12,26 +12,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The agent's one event stream: everything its parts report that metrics, operator Events and tests
- * react to. Each part emits its own values to a sink of its own type (so no part depends on this
- * package, and the packages stay free of cycles); the composition root wraps them into an {@code
- * AgentEvent} and hands each to one consumer it composes (metrics first, then Events). Consumers
- * match on the cases with {@code instanceof}; none may block.
+ * The agent's one report stream: everything its parts report that metrics, operator Events and
+ * tests react to. Each part emits its own values to a sink of its own type (so no part depends on
+ * this package, and the packages stay free of cycles); the composition root wraps them into an
+ * {@code AgentReport} and hands each to one consumer it composes (metrics first, then Events).
+ * Consumers match on the cases with {@code instanceof}; none may block.
  */
-public sealed interface AgentEvent {
+public sealed interface AgentReport {
 
   /**
    * From the device-plugin side: registered, registration failed, kubelet restarted, retired,
    * allocated, advertised.
    */
-  record DevicePlugin(DevicePluginEvent event) implements AgentEvent {
+  record DevicePlugin(DevicePluginEvent report) implements AgentReport {
     public DevicePlugin {
-      Objects.requireNonNull(event, "event");
+      Objects.requireNonNull(report, "report");
     }
   }
 
   /** From slot claims: a lost write or a slot held elsewhere. */
-  record Claim(SlotConflict conflict) implements AgentEvent {
+  record Claim(SlotConflict conflict) implements AgentReport {
     public Claim {
       Objects.requireNonNull(conflict, "conflict");
     }
@@ -41,9 +41,9 @@ public sealed interface AgentEvent {
    * From discovery: a snapshot processed, a handler started or failed, a refusal, a Configuration's
    * first results or changed status. Emitted on the discovery thread.
    */
-  record Discovery(DiscoveryEvent event) implements AgentEvent {
+  record Discovery(DiscoveryReport report) implements AgentReport {
     public Discovery {
-      Objects.requireNonNull(event, "event");
+      Objects.requireNonNull(report, "report");
     }
   }
 
@@ -53,33 +53,33 @@ public sealed interface AgentEvent {
    * reading taken when the handler reported the snapshot behind it. Emitted on the discovery
    * thread.
    */
-  record DeviceChanged(DeviceChange change, long reportedNanos) implements AgentEvent {
+  record DeviceChanged(DeviceChange change, long reportedNanos) implements AgentReport {
     public DeviceChanged {
       Objects.requireNonNull(change, "change");
     }
   }
 
   /** A plugin jar (or the plugins directory) could not be used. */
-  record PluginLoadFailed(PluginHandlerRegistry.LoadProblem problem) implements AgentEvent {
+  record PluginLoadFailed(PluginHandlerRegistry.LoadProblem problem) implements AgentReport {
     public PluginLoadFailed {
       Objects.requireNonNull(problem, "problem");
     }
   }
 
   /**
-   * One consumer handing each event to {@code consumers} in order; one consumer's failure is logged
-   * and stays its own (the others still get the event).
+   * One consumer handing each report to {@code consumers} in order; one consumer's failure is
+   * logged and stays its own (the others still get the report).
    */
   @SafeVarargs
-  static Consumer<AgentEvent> inOrder(Consumer<? super AgentEvent>... consumers) {
-    List<Consumer<? super AgentEvent>> all = List.of(consumers);
-    Logger log = LoggerFactory.getLogger(AgentEvent.class);
-    return event -> {
-      for (Consumer<? super AgentEvent> c : all) {
+  static Consumer<AgentReport> inOrder(Consumer<? super AgentReport>... consumers) {
+    List<Consumer<? super AgentReport>> all = List.of(consumers);
+    Logger log = LoggerFactory.getLogger(AgentReport.class);
+    return report -> {
+      for (Consumer<? super AgentReport> c : all) {
         try {
-          c.accept(event);
+          c.accept(report);
         } catch (RuntimeException e) {
-          log.warn("event consumer failed on {}: {}", event, e.toString());
+          log.warn("report consumer failed on {}: {}", report, e.toString());
         }
       }
     };

@@ -57,7 +57,7 @@ class HotDropInIT {
     Path plugins = Files.createDirectories(tmp.resolve("plugins"));
     dropIn(TestAgent.PLUGINS.resolve("jakri-handler-static.jar"), plugins, "static.jar");
     agent = start(plugins, Duration.ofSeconds(1));
-    KubeletEmulator kubelet = agent.emulator().orElseThrow();
+    KubeletEmulator kubelet = EmulatedKubelet.of(agent).orElseThrow();
     Files.writeString(
         tmp.resolve("config").resolve("sim.yaml"),
         TestAgent.configuration("sim", "simulated", 1, "count: 2\nresourceName: example.com/sim"));

@@ -50,7 +50,7 @@ class PluginHotReloadIT {
                 tmp.resolve("pr").resolve("kubelet.sock"),
                 plugins,
                 Duration.ofSeconds(3)));
-    kubelet = agent.emulator().orElseThrow();
+    kubelet = EmulatedKubelet.of(agent).orElseThrow();
     kubelet.addListener(
         new EmulatorListener() {
           @Override

@@ -86,7 +86,7 @@ class PluginIsolationIT {
                 tmp.resolve("pr").resolve("kubelet.sock"),
                 plugins,
                 Duration.ofSeconds(60)));
-    KubeletEmulator kubelet = agent.emulator().orElseThrow();
+    KubeletEmulator kubelet = EmulatedKubelet.of(agent).orElseThrow();
 
     // The good handler works.
     await()

@@ -58,7 +58,7 @@ public final class TestAgent implements AutoCloseable {
   }
 
   KubeletEmulator kubelet() {
-    return agent.emulator().orElseThrow();
+    return EmulatedKubelet.of(agent).orElseThrow();
   }
 
   void writeConfig(String fileName, String yaml) throws IOException {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.kubelet.emulator.AdmissionException;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.EmulatorListener;
@@ -49,7 +50,7 @@ final class HandlerAgent implements AutoCloseable {
   private HandlerAgent(Agent agent, Path config) {
     this.agent = agent;
     this.config = config;
-    this.kubelet = agent.emulator().orElseThrow();
+    this.kubelet = EmulatedKubelet.of(agent).orElseThrow();
     kubelet.addListener(
         new EmulatorListener() {
           @Override

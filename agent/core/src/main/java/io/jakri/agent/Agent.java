@@ -38,7 +38,6 @@ import io.jakri.agent.metrics.HealthServer;
 import io.jakri.agent.reclaim.GrpcPodResourcesClient;
 import io.jakri.agent.reclaim.PodResourcesClient;
 import io.jakri.agent.reclaim.SlotReclaimer;
-import io.jakri.kubelet.emulator.KubeletEmulator;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -78,7 +77,7 @@ public final class Agent implements AutoCloseable {
 
   private final AgentOptions options;
   private final AgentThreads threads = new AgentThreads();
-  private final Optional<KubeletEmulator> emulator;
+  private final Optional<KubeletStandIn> kubelet;
   private final DevicePluginManager plugins;
   private final InstanceStore store;
   private final NodeResources resources;
@@ -111,13 +110,9 @@ public final class Agent implements AutoCloseable {
     EventLoopGroup group = threads.group;
     ExecutorService grpcExecutor = threads.grpc;
     ScheduledExecutorService scheduler = threads.scheduler;
-    this.emulator =
+    this.kubelet =
         options.emulateKubelet()
-            ? Optional.of(
-                KubeletEmulator.builder(options.devicePluginDir())
-                    .podResourcesSocket(options.podResourcesSocket())
-                    .eventLoopGroup(group)
-                    .build())
+            ? Optional.of(KubeletStandIn.forOptions(options, group))
             : Optional.empty();
     this.plugins =
         new DevicePluginManager(
@@ -313,8 +308,8 @@ public final class Agent implements AutoCloseable {
         controlPlane.describe(),
         options.devicePluginDir(),
         options.pluginsDir());
-    if (emulator.isPresent()) {
-      emulator.get().start();
+    if (kubelet.isPresent()) {
+      kubelet.get().start();
       LOG.info("kubelet emulator serving {}/kubelet.sock", options.devicePluginDir());
     }
     // Sockets of an agent that was killed (no shutdown) would stay in the kubelet's directory.
@@ -413,8 +408,9 @@ public final class Agent implements AutoCloseable {
     return controlPlane.synced();
   }
 
-  public Optional<KubeletEmulator> emulator() {
-    return emulator;
+  /** The kubelet served in this process ({@code --emulate-kubelet}), if any. */
+  public Optional<KubeletStandIn> kubeletStandIn() {
+    return kubelet;
   }
 
   public DevicePluginManager devicePlugins() {
@@ -520,7 +516,7 @@ public final class Agent implements AutoCloseable {
     externalHandlers.ifPresent(ExternalHandlers::close);
     plugins.close();
     cdiRemoval.ifPresent(Agent::join);
-    emulator.ifPresent(KubeletEmulator::close);
+    kubelet.ifPresent(KubeletStandIn::close);
     handlers.close();
     controlPlane.close();
     threads.close();

@@ -2,6 +2,7 @@ package io.jakri.agent.demo;
 
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.instance.Instance;
 import io.jakri.agent.instance.InstanceListing;
 import io.jakri.agent.instance.StoreException;
@@ -99,7 +100,7 @@ public final class Demo {
     out.println("  device plugins: " + options.devicePluginDir());
     out.println("  handler plugins: " + options.pluginsDir());
     try (Agent agent = Agent.start(options)) {
-      KubeletEmulator kubelet = agent.emulator().orElseThrow();
+      KubeletEmulator kubelet = EmulatedKubelet.of(agent).orElseThrow();
       Semaphore changes = new Semaphore(0);
       kubelet.addListener(
           new EmulatorListener() {

@@ -13,6 +13,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.instance.StoreException;
 import io.jakri.crd.Configuration;
@@ -190,7 +191,7 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   KubeletEmulator kubelet(String node) {
-    return agents.get(node).emulator().orElseThrow();
+    return EmulatedKubelet.of(agents.get(node)).orElseThrow();
   }
 
   List<String> nodes() {

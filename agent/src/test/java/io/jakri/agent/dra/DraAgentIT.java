@@ -22,6 +22,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.TestAgent;
 import io.jakri.agent.cdi.CdiNames;
 import io.jakri.agent.cluster.WatchedNamespaces;
@@ -267,7 +268,7 @@ class DraAgentIT {
   }
 
   long allocatable(String resource) {
-    return agent.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L);
+    return EmulatedKubelet.of(agent).orElseThrow().allocatable().getOrDefault(resource, -1L);
   }
 
   @Test
@@ -585,7 +586,10 @@ class DraAgentIT {
           .until(
               () ->
                   allocatable(resource) == 2L
-                      && peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L)
+                      && EmulatedKubelet.of(peer)
+                              .orElseThrow()
+                              .allocatable()
+                              .getOrDefault(resource, -1L)
                           == 2L);
       // The scheduler allocated it from the shared pool; this node (not the owner) prepares it.
       ResourceClaim claim = allocatedClaim("both-claim", "both-shared", slot);
@@ -612,7 +616,10 @@ class DraAgentIT {
           .until(
               () ->
                   allocatable(resource) == 1L
-                      && peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L)
+                      && EmulatedKubelet.of(peer)
+                              .orElseThrow()
+                              .allocatable()
+                              .getOrDefault(resource, -1L)
                           == 1L);
       assertThat(sharedDevices("both")).extracting(Device::getName).contains(slot);
       JsonNode unprepared = kubelet.unprepare("v1", ref(claim));
@@ -622,7 +629,10 @@ class DraAgentIT {
           .until(
               () ->
                   allocatable(resource) == 2L
-                      && peer.emulator().orElseThrow().allocatable().getOrDefault(resource, -1L)
+                      && EmulatedKubelet.of(peer)
+                              .orElseThrow()
+                              .allocatable()
+                              .getOrDefault(resource, -1L)
                           == 2L);
 
       // The owner stops: it leaves the pool for the other node that sees the device.

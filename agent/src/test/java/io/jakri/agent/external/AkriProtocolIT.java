@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.model.LocalDevice;
 import io.jakri.crd.InstanceNames;
@@ -110,7 +111,7 @@ class AkriProtocolIT {
   }
 
   static KubeletEmulator kubelet(Agent a) {
-    return a.emulator().orElseThrow();
+    return EmulatedKubelet.of(a).orElseThrow();
   }
 
   static String resource(String config, String id, boolean shared) {

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.TestAgent;
 import io.jakri.crd.Configuration;
 import io.jakri.crd.Crds;
@@ -88,7 +89,7 @@ class ApiServerOutageIT {
                   Configuration.class);
       client.resources(Configuration.class).inNamespace(NS).resource(sim).create();
       try (Agent agent = Agent.start(options, Optional.of(viaProxy))) {
-        KubeletEmulator kubelet = agent.emulator().orElseThrow();
+        KubeletEmulator kubelet = EmulatedKubelet.of(agent).orElseThrow();
         await()
             .atMost(Duration.ofSeconds(30))
             .until(() -> kubelet.allocatable().getOrDefault(SIM, -1L) == 4);

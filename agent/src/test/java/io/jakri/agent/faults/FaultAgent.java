@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.kubelet.emulator.KubeletEmulator;
@@ -135,7 +136,7 @@ final class FaultAgent implements AutoCloseable {
   }
 
   KubeletEmulator kubelet() {
-    return agent.emulator().orElseThrow();
+    return EmulatedKubelet.of(agent).orElseThrow();
   }
 
   void writeConfig(String name, String yaml) throws IOException {

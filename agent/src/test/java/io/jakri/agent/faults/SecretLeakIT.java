@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.LogCapture;
 import io.jakri.agent.cluster.RealApiPeer;
 import io.jakri.crd.Configuration;
@@ -94,7 +95,7 @@ class SecretLeakIT {
                   Duration.ofSeconds(60))
               .inCluster(NS, true);
       try (Agent agent = Agent.start(options, Optional.of(RealApiPeer.agentClient(api)))) {
-        var kubelet = agent.emulator().orElseThrow();
+        var kubelet = EmulatedKubelet.of(agent).orElseThrow();
         await()
             .atMost(Duration.ofSeconds(30))
             .until(() -> kubelet.allocatable().getOrDefault("example.com/secret", -1L) == 1);

@@ -7,6 +7,7 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
+import io.jakri.agent.EmulatedKubelet;
 import io.jakri.agent.instance.Instance;
 import io.jakri.crd.SlotUsage;
 import io.jakri.kubelet.emulator.Container;
@@ -82,7 +83,7 @@ class SlotReclamationIT {
   }
 
   private KubeletEmulator kubelet() {
-    return agent.emulator().orElseThrow();
+    return EmulatedKubelet.of(agent).orElseThrow();
   }
 
   private void awaitCapacity(String resource, long n) {

@@ -8,6 +8,7 @@ import io.jakri.handler.InvalidDetailsException;
 import io.jakri.handler.Validation;
 import java.time.Clock;
 import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.pf4j.Extension;
@@ -30,7 +31,7 @@ public final class OnvifHandler implements DiscoveryHandler {
         (context, details) ->
             new MulticastProber(
                 context.scheduler(), details.interfaces(), context.configurationName()),
-        context -> new SoapDeviceService(context.scheduler(), Clock.systemUTC()));
+        new SharedDeviceService());
   }
 
   OnvifHandler(
@@ -66,5 +67,25 @@ public final class OnvifHandler implements DiscoveryHandler {
             services.apply(context));
     discovery.start();
     return discovery;
+  }
+
+  /**
+   * One {@link SoapDeviceService} per handler scheduler: the JDK's HTTP client starts a selector
+   * thread that lives until the client is garbage-collected, so a client per Configuration would be
+   * a thread per Configuration. The scheduler is the handler's own, shared by its Configurations; a
+   * new one (a plugin loaded again) gets a new client.
+   */
+  static final class SharedDeviceService implements Function<DiscoveryContext, DeviceService> {
+    private ScheduledExecutorService scheduler;
+    private SoapDeviceService service;
+
+    @Override
+    public synchronized DeviceService apply(DiscoveryContext context) {
+      if (service == null || scheduler != context.scheduler()) {
+        scheduler = context.scheduler();
+        service = new SoapDeviceService(scheduler, Clock.systemUTC());
+      }
+      return service;
+    }
   }
 }

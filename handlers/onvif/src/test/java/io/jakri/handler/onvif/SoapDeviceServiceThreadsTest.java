@@ -2,10 +2,12 @@ package io.jakri.handler.onvif;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.handler.DiscoveryContext;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.Test;
@@ -43,5 +45,32 @@ class SoapDeviceServiceThreadsTest {
     } finally {
       scheduler.shutdownNow();
     }
+  }
+
+  @Test
+  void theHandlersConfigurationsShareOneClientPerScheduler() {
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    ScheduledExecutorService another = Executors.newSingleThreadScheduledExecutor();
+    try {
+      OnvifHandler.SharedDeviceService services = new OnvifHandler.SharedDeviceService();
+      List<Thread> before = List.copyOf(Thread.getAllStackTraces().keySet());
+      DeviceService first = services.apply(context("a", scheduler));
+      DeviceService second = services.apply(context("b", scheduler));
+      assertThat(second).isSameAs(first);
+      assertThat(
+              Thread.getAllStackTraces().keySet().stream()
+                  .filter(t -> !before.contains(t) && t.getName().contains("SelectorManager")))
+          .as("selector threads started")
+          .hasSize(1);
+
+      assertThat(services.apply(context("c", another))).isNotSameAs(first);
+    } finally {
+      scheduler.shutdownNow();
+      another.shutdownNow();
+    }
+  }
+
+  private static DiscoveryContext context(String name, ScheduledExecutorService scheduler) {
+    return new DiscoveryContext(name, "node", "", Map.of(), scheduler);
   }
 }

@@ -1,6 +1,7 @@
 package io.jakri.agent.deviceplugin;
 
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -13,13 +14,20 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,18 +43,25 @@ import org.slf4j.LoggerFactory;
  * and registered again. All state changes run on one control thread; public methods may be called
  * from any thread and return at once.
  *
- * <p>Servers are started (and, after a kubelet restart, stopped and started again) by {@link
- * Servers}, several at a time off the control thread; a server's Register is sent ({@link
- * Registrations}) from the control thread once its start has completed, so every server is serving
- * before it is registered. At most {@link #IN_FLIGHT} start-and-register rounds are under way at
- * once; the others wait in a {@link StartQueue}, taken in turn from each Configuration, so a
- * handler reporting thousands of devices neither floods the kubelet (which dials, checkpoints and
- * answers every registration while it also admits pods) nor keeps another Configuration's resources
- * waiting behind all of its own. A new server of the same resource starts only after the old one
- * has stopped (its stream has ended before the replacement registers). Within a reserve of the
- * open-files limit, starts wait ({@link ServerStartPause}). The directory watch is a {@link
- * PluginDirWatch}; what it reports, and a periodic check, bring the servers and registrations in
- * line ({@link Resync}); the kubelet's socket and generation are a {@link KubeletConnection}.
+ * <p>Servers are started (and, after a kubelet restart, stopped and started again) off the control
+ * thread, on a small pool of starter threads (as many as cores, 2 to 8), several at a time: gRPC's
+ * {@code Server.start()} blocks until the event loop has bound the socket, and an event loop busy
+ * with the kubelet's dials would otherwise make a thousand starts queue one behind the other. A
+ * server's Register is sent ({@link Registrations}) from the control thread once its start has
+ * completed, so every server is serving before it is registered. At most {@link #IN_FLIGHT}
+ * start-and-register rounds are under way at once; the others wait in a {@link StartQueue}, taken
+ * in turn from each Configuration, so a handler reporting thousands of devices neither floods the
+ * kubelet (which dials, checkpoints and answers every registration while it also admits pods) nor
+ * keeps another Configuration's resources waiting behind all of its own. Stopping a server
+ * (retired, or replaced) begins at once on the control thread (streams end, no new calls); waiting
+ * for its termination and removing its socket file run on one stopper thread, so retiring thousands
+ * of resources does not hold the control thread for an event-loop round trip each. A new server of
+ * the same resource starts only after the old one has stopped (its stream has ended before the
+ * replacement registers). Both pools' threads end when idle: the thread count does not grow with
+ * resources. Within a reserve of the open-files limit, starts wait ({@link ServerStartPause}). The
+ * directory watch is a {@link PluginDirWatch}; what it reports, and a periodic check, bring the
+ * servers and registrations in line ({@link Resync}); the kubelet's socket and generation are a
+ * {@link KubeletConnection}.
  *
  * <p>Threading: the timer passed in is used for this manager's own delays only (publish coalescing,
  * retry backoff, the periodic consistency check): give it one not shared with work that may block
@@ -68,11 +83,29 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
    */
   static final int IN_FLIGHT = 64;
 
+  /** Threads that stop the servers at shutdown: see {@link #stopAll}. */
+  static final int SHUTDOWN_STOPPERS = 64;
+
+  private static final int STARTERS =
+      Math.min(8, Math.max(2, Runtime.getRuntime().availableProcessors()));
+  private static final Duration IDLE = Duration.ofSeconds(10);
+  private static final Duration STOP_WAIT = Duration.ofSeconds(5);
+
   private final Path dir;
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final ExecutorService control;
-  private final Servers servers;
+  private final EventLoopGroup group;
+  private final Executor grpcExecutor;
+  private final ExecutorService starter = pool(STARTERS, "jakri-deviceplugin-start", true);
+  private final ExecutorService stopper = pool(1, "jakri-deviceplugin-stop", false);
+
+  /** The stop under way of each resource's replaced or retired server. */
+  private final Map<String, CompletableFuture<Void>> stopping = new ConcurrentHashMap<>();
+
+  /** Set when the agent shuts down: queued stops close connections at once. */
+  private volatile boolean hurry;
+
   private final Registrations registrations;
   private final Map<String, ServedResource> entries = new ConcurrentHashMap<>();
   private final Consumer<DevicePluginEvent> events;
@@ -141,7 +174,8 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             new FileHeadroom(files, clock), scheduler, control, this::pump, this::emit);
     this.publishes =
         new Coalescer<>(scheduler, COALESCE, e -> e.publishPending, ServedResource::publish);
-    this.servers = new Servers(group, grpcExecutor, this::emit);
+    this.group = group;
+    this.grpcExecutor = grpcExecutor;
     this.kubelet = new KubeletConnection(dir, group, grpcExecutor);
     this.registrations =
         new Registrations(
@@ -278,13 +312,13 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    servers.hurry();
+    hurry = true;
     if (periodic != null) {
       periodic.cancel(false);
     }
     // Starts in flight finish first; their completions (on the control thread) see closed and
     // stop what they started.
-    servers.closeStarts();
+    awaitShutdown(starter, "device-plugin servers were still starting after 30 s");
     try {
       control
           .submit(
@@ -299,7 +333,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
                 entries.clear();
                 bySocket.clear();
                 queue.clear();
-                Servers.stopAll(running, Duration.ofSeconds(20));
+                stopAll(running, Duration.ofSeconds(20));
                 kubelet.close();
                 watch.close();
               })
@@ -309,7 +343,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     }
     control.shutdown();
     // Retired servers still stopping: their sockets are gone before close returns.
-    servers.closeStops();
+    awaitShutdown(stopper, "device-plugin servers were still stopping after 30 s");
   }
 
   // ---- control thread ----
@@ -386,20 +420,16 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       Path socket =
           SocketNames.socket(dir, entry.backend.socketStem(), clock.instant().getEpochSecond());
       Optional<CompletableFuture<Void>> previous =
-          entry.mustWaitForPrevious(socket) ? servers.stopping(resource) : Optional.empty();
+          entry.mustWaitForPrevious(socket)
+              ? Optional.ofNullable(stopping.get(resource))
+              : Optional.empty();
       entry.starting = true;
       if (entry.round == 0) {
         queue.acquire();
       } // else: the round whose Register is still out (an older kubelet's) passes to this start
       entry.round = ++entry.rounds;
       try {
-        servers.start(
-            entry.backend,
-            socket,
-            previous,
-            () -> !closed && entries.get(resource) == entry,
-            control,
-            (server, failure) -> started(entry, server, failure));
+        starter.execute(() -> start(entry, socket, previous));
       } catch (RejectedExecutionException e) {
         entry.starting = false; // closing
         release(entry);
@@ -433,7 +463,61 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
    */
   private void stopLater(ServedResource entry, ResourceServer server) {
     bySocket.remove(server.endpoint(), entry);
-    servers.stopLater(entry.resource(), server);
+    server.beginStop();
+    String resource = entry.resource();
+    try {
+      CompletableFuture<Void> done = CompletableFuture.runAsync(() -> server.stop(hurry), stopper);
+      stopping.put(resource, done);
+      done.whenComplete((v, e) -> stopping.remove(resource, done));
+    } catch (RejectedExecutionException e) {
+      server.stop(); // closing
+    }
+  }
+
+  /**
+   * Starter thread: waits for {@code previous} (the old server's stop, so its stream has ended
+   * before the new one serves), then, if {@code entry} is still served, starts its server on {@code
+   * socket}; {@link #started} completes it on the control thread.
+   */
+  private void start(
+      ServedResource entry, Path socket, Optional<CompletableFuture<Void>> previous) {
+    String resource = entry.resource();
+    previous.ifPresent(p -> awaitStopped(resource, p));
+    if (closed || entries.get(resource) != entry) {
+      try {
+        control.execute(() -> started(entry, Optional.empty(), Optional.empty()));
+      } catch (RejectedExecutionException e) {
+        // closed: nothing was started
+      }
+      return; // retired or closing: nothing to start
+    }
+    ResourceServer server =
+        new ResourceServer(entry.backend, socket, group, grpcExecutor, this::emit);
+    Optional<Exception> failure = Optional.empty();
+    try {
+      server.start();
+    } catch (IOException | RuntimeException e) {
+      failure = Optional.of(e);
+      // A server that never served terminates at once; left alone, gRPC's process-wide registry
+      // of servers would keep it (and its buffers) until the resource retires.
+      server.beginStop();
+    }
+    Optional<Exception> outcome = failure;
+    try {
+      control.execute(() -> started(entry, Optional.of(server), outcome));
+    } catch (RejectedExecutionException e) {
+      server.stop(); // closed meanwhile
+    }
+  }
+
+  private static void awaitStopped(String resource, CompletableFuture<Void> stop) {
+    try {
+      stop.get(STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.warn("resource {}: previous server still stopping: {}", resource, e.toString());
+    }
   }
 
   /** Control thread: a start completed (no server when it was skipped). */
@@ -483,5 +567,84 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     } catch (RuntimeException e) {
       LOG.warn("event sink failed on {}: {}", event, e.toString());
     }
+  }
+
+  /**
+   * Stops servers as the agent shuts down: connections are closed without waiting for the kubelet,
+   * and {@link #SHUTDOWN_STOPPERS} threads (the caller's one of them) stop them side by side. A
+   * server's stop waits for the event loop to close its listening socket (gRPC's {@code shutdown()}
+   * blocks until then): one thread stopping 10,000 servers one after the other left the event loops
+   * idle between its requests and took 5 to 8 s on the loaded 2-core bench machine (JFR: the loops
+   * mostly in {@code epoll_wait}), while the loops close the sockets of many servers per wake-up
+   * when many are asked at once. Returns when every server has stopped, or after {@code max}.
+   */
+  static void stopAll(List<ResourceServer> servers, Duration max) {
+    int threads = Math.min(SHUTDOWN_STOPPERS, servers.size());
+    if (threads == 0) {
+      return;
+    }
+    AtomicInteger next = new AtomicInteger();
+    CountDownLatch done = new CountDownLatch(threads);
+    Runnable stopper =
+        () -> {
+          try {
+            for (int i = next.getAndIncrement(); i < servers.size(); i = next.getAndIncrement()) {
+              ResourceServer server = servers.get(i);
+              try {
+                server.stop(true);
+              } catch (RuntimeException e) {
+                LOG.warn(
+                    "resource {}: stop failed: {}", server.backend().resourceName(), e.toString());
+              }
+            }
+          } finally {
+            done.countDown();
+          }
+        };
+    for (int t = 1; t < threads; t++) {
+      Thread thread = new Thread(stopper, "jakri-deviceplugin-stop-all-" + t);
+      thread.setDaemon(true);
+      thread.start();
+    }
+    stopper.run();
+    try {
+      if (!done.await(max.toMillis(), TimeUnit.MILLISECONDS)) {
+        LOG.warn("device-plugin servers were still stopping after {} s", max.toSeconds());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Takes no new tasks and waits up to 30 s for those under way. */
+  private static void awaitShutdown(ExecutorService pool, String late) {
+    pool.shutdown();
+    try {
+      if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
+        LOG.warn(late);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static ExecutorService pool(int threads, String name, boolean numbered) {
+    AtomicInteger count = new AtomicInteger();
+    ThreadFactory factory =
+        r -> {
+          Thread t = new Thread(r, numbered ? name + "-" + count.incrementAndGet() : name);
+          t.setDaemon(true);
+          return t;
+        };
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            IDLE.toMillis(),
+            TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>(),
+            factory);
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 }

@@ -57,7 +57,18 @@ class ResyncTest {
   void setUp() {
     resync =
         new Resync(
-            new KubeletConnection(dir, group, Runnable::run),
+            new KubeletRegistrar(
+                dir,
+                group,
+                Runnable::run,
+                entries,
+                null, // Resync never registers through it
+                control::add,
+                closed::get,
+                (entry, round) -> {},
+                entry -> {},
+                entry -> {},
+                events::add),
             entries,
             bySocket,
             control::add,
@@ -83,7 +94,7 @@ class ResyncTest {
   private void kubeletStarts() throws Exception {
     Path fresh = Files.createFile(dir.resolve("kubelet.sock.new"));
     Files.move(
-        fresh, dir.resolve(KubeletConnection.KUBELET_SOCKET), StandardCopyOption.REPLACE_EXISTING);
+        fresh, dir.resolve(KubeletRegistrar.KUBELET_SOCKET), StandardCopyOption.REPLACE_EXISTING);
   }
 
   @Test

@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * thread, on a small pool of starter threads (as many as cores, 2 to 8), several at a time: gRPC's
  * {@code Server.start()} blocks until the event loop has bound the socket, and an event loop busy
  * with the kubelet's dials would otherwise make a thousand starts queue one behind the other. A
- * server's Register is sent ({@link Registrations}) from the control thread once its start has
+ * server's Register is sent ({@link KubeletRegistrar}) from the control thread once its start has
  * completed, so every server is serving before it is registered. At most {@link #IN_FLIGHT}
  * start-and-register rounds are under way at once; the others wait in a {@link StartQueue}, taken
  * in turn from each Configuration, so a handler reporting thousands of devices neither floods the
@@ -60,8 +60,7 @@ import org.slf4j.LoggerFactory;
  * replacement registers). Both pools' threads end when idle: the thread count does not grow with
  * resources. Within a reserve of the open-files limit, starts wait ({@link ServerStartPause}). The
  * directory watch is a {@link PluginDirWatch}; what it reports, and a periodic check, bring the
- * servers and registrations in line ({@link Resync}); the kubelet's socket and generation are a
- * {@link KubeletConnection}.
+ * servers and registrations in line ({@link Resync}).
  *
  * <p>Threading: the timer passed in is used for this manager's own delays only (publish coalescing,
  * retry backoff, the periodic consistency check): give it one not shared with work that may block
@@ -106,10 +105,9 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   /** Set when the agent shuts down: queued stops close connections at once. */
   private volatile boolean hurry;
 
-  private final Registrations registrations;
   private final Map<String, ServedResource> entries = new ConcurrentHashMap<>();
   private final Consumer<DevicePluginEvent> events;
-  private final KubeletConnection kubelet;
+  private final KubeletRegistrar kubelet;
   private final PluginDirWatch watch;
   private final Resync resync;
   private final Coalescer<ServedResource> publishes;
@@ -176,30 +174,18 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         new Coalescer<>(scheduler, COALESCE, e -> e.publishPending, ServedResource::publish);
     this.group = group;
     this.grpcExecutor = grpcExecutor;
-    this.kubelet = new KubeletConnection(dir, group, grpcExecutor);
-    this.registrations =
-        new Registrations(
-            kubelet,
+    this.kubelet =
+        new KubeletRegistrar(
+            dir,
+            group,
+            grpcExecutor,
             entries,
             scheduler,
             control,
             () -> closed,
-            new Registrations.Rounds() {
-              @Override
-              public void release(ServedResource entry, long round) {
-                DevicePluginManager.this.release(entry, round);
-              }
-
-              @Override
-              public void serveAgain(ServedResource entry) {
-                startServer(entry);
-              }
-
-              @Override
-              public void registerAgain(ServedResource entry) {
-                queueRegister(entry);
-              }
-            },
+            this::release,
+            this::startServer,
+            this::queueRegister,
             this::emit);
     this.resync =
         new Resync(
@@ -382,7 +368,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       return; // a queued or running start registers when serving
     }
     if (entry.round != 0) {
-      registrations.register(entry);
+      kubelet.register(entry);
       return;
     }
     entry.registerOnly = true;
@@ -413,7 +399,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             queue.acquire();
           }
           entry.round = ++entry.rounds;
-          registrations.register(entry); // ends the round when the kubelet answers
+          kubelet.register(entry); // ends the round when the kubelet answers
           continue;
         }
       }
@@ -537,10 +523,10 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
           "resource {}: cannot serve on {}: {}; retrying",
           resource,
           server.socket(),
-          Registrations.rootMessage(e));
-      emit(new DevicePluginEvent.RegistrationFailed(resource, Registrations.rootMessage(e)));
+          KubeletRegistrar.rootMessage(e));
+      emit(new DevicePluginEvent.RegistrationFailed(resource, KubeletRegistrar.rootMessage(e)));
       if (!closed && entries.get(resource) == entry) {
-        registrations.retryLater(entry);
+        kubelet.retryLater(entry);
       }
       return;
     }
@@ -557,7 +543,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       startServer(entry); // removed while starting (a kubelet restart): serve again
       return;
     }
-    registrations.register(entry);
+    kubelet.register(entry);
   }
 
   /** Hands an event to the sink; a failing sink is logged, its bug stays its own. Any thread. */

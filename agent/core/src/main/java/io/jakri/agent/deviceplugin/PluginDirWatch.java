@@ -103,7 +103,7 @@ final class PluginDirWatch {
         // deletion would stat every socket each time.
         String name = String.valueOf(event.context());
         if (event.kind() == StandardWatchEventKinds.OVERFLOW
-            || KubeletConnection.KUBELET_SOCKET.equals(name)) {
+            || KubeletRegistrar.KUBELET_SOCKET.equals(name)) {
           everything = true;
         } else if (event.kind() == StandardWatchEventKinds.ENTRY_DELETE) {
           deleted.add(name);

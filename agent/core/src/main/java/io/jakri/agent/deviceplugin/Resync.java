@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 final class Resync {
   private static final Logger LOG = LoggerFactory.getLogger(DevicePluginManager.class);
 
-  private final KubeletConnection kubelet;
+  private final KubeletRegistrar kubelet;
   private final Map<String, ServedResource> entries;
   private final Map<String, ServedResource> bySocket;
   private final Executor control;
@@ -39,7 +39,7 @@ final class Resync {
    * @param events must not throw
    */
   Resync(
-      KubeletConnection kubelet,
+      KubeletRegistrar kubelet,
       Map<String, ServedResource> entries,
       Map<String, ServedResource> bySocket,
       Executor control,

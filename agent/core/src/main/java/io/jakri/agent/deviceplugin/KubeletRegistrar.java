@@ -1,0 +1,266 @@
+package io.jakri.agent.deviceplugin;
+
+import com.google.common.util.concurrent.FutureCallback;
+import com.google.common.util.concurrent.Futures;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.jakri.kubelet.v1beta1.Empty;
+import io.jakri.kubelet.v1beta1.RegisterRequest;
+import io.jakri.kubelet.v1beta1.RegistrationGrpc;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The kubelet's Registration service as {@link DevicePluginManager} sees it: {@code kubelet.sock}
+ * in the device-plugin directory, which kubelet is behind it (a generation, new whenever the socket
+ * file is created anew: a kubelet restart deletes every socket and listens again), and Register,
+ * retried with backoff (50 ms doubling to 5 s) while {@code kubelet.sock} is missing or refuses. A
+ * Register answered by an older kubelet, or for a resource retired meanwhile, changes nothing: a
+ * later round handles it. Confined to the manager's control thread (answers are handled there too),
+ * except {@link #generation()}.
+ */
+final class KubeletRegistrar {
+  static final String KUBELET_SOCKET = "kubelet.sock";
+  private static final Logger LOG = LoggerFactory.getLogger(DevicePluginManager.class);
+  private static final String VERSION = "v1beta1";
+  private static final Duration REGISTER_DEADLINE = Duration.ofSeconds(15);
+  private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
+  private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+
+  private final Path socket;
+  private final EventLoopGroup group;
+  private final Executor grpcExecutor;
+  private final Map<String, ServedResource> entries;
+  private final ScheduledExecutorService scheduler;
+  private final Executor control;
+  private final BooleanSupplier closed;
+  private final ObjLongConsumer<ServedResource> release;
+  private final Consumer<ServedResource> serveAgain;
+  private final Consumer<ServedResource> registerAgain;
+  private final Consumer<DevicePluginEvent> events;
+  private Object key;
+  private volatile long generation;
+  private ManagedChannel channel;
+
+  /**
+   * @param entries the served resources by resource name
+   * @param release ends the given start-and-register round of a resource, if it is the one it holds
+   * @param serveAgain starts a new server for a resource; it registers once serving
+   * @param registerAgain queues a Register of a resource's current server: it waits its turn among
+   *     every resource waiting for a round, fairly across Configurations, within the bound of
+   *     rounds in flight
+   * @param events must not throw
+   */
+  KubeletRegistrar(
+      Path dir,
+      EventLoopGroup group,
+      Executor grpcExecutor,
+      Map<String, ServedResource> entries,
+      ScheduledExecutorService scheduler,
+      Executor control,
+      BooleanSupplier closed,
+      ObjLongConsumer<ServedResource> release,
+      Consumer<ServedResource> serveAgain,
+      Consumer<ServedResource> registerAgain,
+      Consumer<DevicePluginEvent> events) {
+    this.socket = dir.resolve(KUBELET_SOCKET);
+    this.group = group;
+    this.grpcExecutor = grpcExecutor;
+    this.entries = entries;
+    this.scheduler = scheduler;
+    this.control = control;
+    this.closed = closed;
+    this.release = release;
+    this.serveAgain = serveAgain;
+    this.registerAgain = registerAgain;
+    this.events = events;
+  }
+
+  /** The current kubelet's generation: 0 before any kubelet socket was seen. Any thread. */
+  long generation() {
+    return generation;
+  }
+
+  /** Whether the kubelet socket exists now. */
+  boolean present() {
+    return SocketFiles.exists(socket);
+  }
+
+  /**
+   * Checks whether the kubelet socket is a new file since the last check; if so, the generation
+   * goes up (the connection to the previous kubelet is dropped) and the new one is returned.
+   */
+  OptionalLong checkForNewKubelet() {
+    Optional<Object> current = SocketFiles.key(socket);
+    if (current.isEmpty() || current.get().equals(key)) {
+      return OptionalLong.empty();
+    }
+    key = current.get();
+    generation++;
+    close();
+    return OptionalLong.of(generation);
+  }
+
+  /** Sends Register for {@code entry}'s current server, or schedules a retry. */
+  void register(ServedResource entry) {
+    if (closed.getAsBoolean()
+        || entry.server == null
+        || !entries.containsKey(entry.backend.resourceName())) {
+      release.accept(entry, entry.round);
+      return;
+    }
+    entry.cancelRetry();
+    long g = generation;
+    if (g == 0 || !present()) {
+      release.accept(entry, entry.round);
+      retryLater(entry); // kubelet not (yet) there
+      return;
+    }
+    long round = entry.round;
+    entry.inFlightGeneration = g;
+    String endpoint = entry.server.endpoint();
+    String resource = entry.backend.resourceName();
+    RegisterRequest request =
+        RegisterRequest.newBuilder()
+            .setVersion(VERSION)
+            .setEndpoint(endpoint)
+            .setResourceName(resource)
+            .setOptions(ResourceServer.OPTIONS)
+            .build();
+    Futures.addCallback(
+        RegistrationGrpc.newFutureStub(channel())
+            .withDeadlineAfter(REGISTER_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
+            .register(request),
+        new FutureCallback<Empty>() {
+          @Override
+          public void onSuccess(Empty result) {
+            release.accept(entry, round);
+            if (entry.inFlightGeneration == g) {
+              entry.inFlightGeneration = -1;
+            }
+            if (g != generation || entries.get(resource) != entry) {
+              return; // a newer kubelet or a retired resource: a later round handles it
+            }
+            boolean again = entry.everRegistered;
+            entry.registeredGeneration = g;
+            entry.everRegistered = true;
+            entry.attempts = 0;
+            LOG.info("resource {}: registered with the kubelet as {}", resource, endpoint);
+            events.accept(new DevicePluginEvent.Registered(resource, endpoint, again));
+          }
+
+          @Override
+          public void onFailure(Throwable t) {
+            release.accept(entry, round);
+            if (entry.inFlightGeneration == g) {
+              entry.inFlightGeneration = -1;
+            }
+            if (entries.get(resource) != entry) {
+              return;
+            }
+            String reason = rootMessage(t);
+            if (entry.attempts % 10 == 0) {
+              LOG.warn(
+                  "resource {}: registration failed (attempt {}): {}",
+                  resource,
+                  entry.attempts + 1,
+                  reason);
+            }
+            events.accept(new DevicePluginEvent.RegistrationFailed(resource, reason));
+            retryLater(entry);
+          }
+        },
+        this::onControl);
+  }
+
+  /**
+   * Runs a Register answer on the control thread; an answer that arrives after the agent stopped
+   * (the control executor is shut down) no longer matters and is dropped, instead of Guava logging
+   * the rejection with a stack trace at ERROR.
+   */
+  private void onControl(Runnable task) {
+    try {
+      control.execute(task);
+    } catch (RejectedExecutionException e) {
+      LOG.debug("a Register answer arrived after shutdown; dropped");
+    }
+  }
+
+  /**
+   * After the entry's backoff, serves it again (when it has no server) or queues its Register,
+   * unless it was retired or a start is already under way. Retries go through the same fair,
+   * bounded queue as first registrations: sent straight to the kubelet, thousands of retries of one
+   * big Configuration piled up at a slow kubelet, each ran into the Register deadline and was
+   * retried again, and a new small Configuration waited behind them all.
+   */
+  void retryLater(ServedResource entry) {
+    entry.cancelRetry();
+    long delay =
+        Math.min(MAX_BACKOFF.toMillis(), MIN_BACKOFF.toMillis() << Math.min(entry.attempts, 10));
+    entry.attempts++;
+    entry.retry =
+        scheduler.schedule(
+            () ->
+                control.execute(
+                    () -> {
+                      if (entries.get(entry.backend.resourceName()) != entry
+                          || entry.starting
+                          || entry.queued) {
+                        return;
+                      }
+                      if (entry.server == null) {
+                        serveAgain.accept(entry); // registers once serving
+                      } else {
+                        registerAgain.accept(entry); // never around the queue: see #retryLater
+                      }
+                    }),
+            delay,
+            TimeUnit.MILLISECONDS);
+  }
+
+  /** The message of {@code t}, with its root cause when that is another exception. */
+  static String rootMessage(Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String message = t.getMessage() == null ? t.toString() : t.getMessage();
+    return root == t ? message : message + " (" + root + ")";
+  }
+
+  /** Drops the connection (a later Register dials again). */
+  void close() {
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    channel = null;
+  }
+
+  private ManagedChannel channel() {
+    if (channel == null) {
+      channel =
+          NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+              .channelType(EpollDomainSocketChannel.class)
+              .eventLoopGroup(group)
+              .executor(grpcExecutor)
+              .usePlaintext()
+              .build();
+    }
+    return channel;
+  }
+}

@@ -58,9 +58,9 @@ import org.slf4j.LoggerFactory;
  * of resources does not hold the control thread for an event-loop round trip each. A new server of
  * the same resource starts only after the old one has stopped (its stream has ended before the
  * replacement registers). Both pools' threads end when idle: the thread count does not grow with
- * resources. Within a reserve of the open-files limit, starts wait ({@link ServerStartPause}). The
- * directory watch is a {@link PluginDirWatch}; what it reports, and a periodic check, bring the
- * servers and registrations in line ({@link Resync}).
+ * resources. Within a reserve of the open-files limit, starts wait ({@link ServerStartPause}). What
+ * the directory watch ({@link KubeletRegistrar}) reports, and a periodic check, bring the servers
+ * and registrations in line ({@link Resync}).
  *
  * <p>Threading: the timer passed in is used for this manager's own delays only (publish coalescing,
  * retry backoff, the periodic consistency check): give it one not shared with work that may block
@@ -69,7 +69,7 @@ import org.slf4j.LoggerFactory;
 public final class DevicePluginManager implements Advertiser, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(DevicePluginManager.class);
-  private static final Duration CONSISTENCY_CHECK = Duration.ofSeconds(5);
+  static final Duration CONSISTENCY_CHECK = Duration.ofSeconds(5);
   private static final Duration COALESCE = Duration.ofMillis(5);
 
   /**
@@ -108,7 +108,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   private final Map<String, ServedResource> entries = new ConcurrentHashMap<>();
   private final Consumer<DevicePluginEvent> events;
   private final KubeletRegistrar kubelet;
-  private final PluginDirWatch watch;
   private final Resync resync;
   private final Coalescer<ServedResource> publishes;
 
@@ -197,21 +196,11 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             this::startServer,
             this::queueRegister,
             this::emit);
-    this.watch =
-        new PluginDirWatch(
-            dir,
-            control,
-            scheduler,
-            CONSISTENCY_CHECK,
-            () -> closed,
-            resync::request,
-            resync::socketsDeleted,
-            resync::run);
   }
 
   /** Starts watching the device-plugin directory (creating it when missing). */
   public void start() {
-    control.execute(watch::start);
+    control.execute(() -> kubelet.watch(resync));
     periodic =
         scheduler.scheduleWithFixedDelay(
             resync::request,
@@ -321,7 +310,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
                 queue.clear();
                 stopAll(running, Duration.ofSeconds(20));
                 kubelet.close();
-                watch.close();
               })
           .get(30, TimeUnit.SECONDS);
     } catch (Exception e) {

@@ -10,11 +10,21 @@ import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.jakri.kubelet.v1beta1.Empty;
 import io.jakri.kubelet.v1beta1.RegisterRequest;
 import io.jakri.kubelet.v1beta1.RegistrationGrpc;
+import java.io.IOException;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -31,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * file is created anew: a kubelet restart deletes every socket and listens again), and Register,
  * retried with backoff (50 ms doubling to 5 s) while {@code kubelet.sock} is missing or refuses. A
  * Register answered by an older kubelet, or for a resource retired meanwhile, changes nothing: a
- * later round handles it. Confined to the manager's control thread (answers are handled there too),
- * except {@link #generation()}.
+ * later round handles it. It also watches the device-plugin directory (inotify) for the manager's
+ * {@link Resync}. Confined to the manager's control thread (answers are handled there too), except
+ * {@link #generation()}.
  */
 final class KubeletRegistrar {
   static final String KUBELET_SOCKET = "kubelet.sock";
@@ -42,6 +53,7 @@ final class KubeletRegistrar {
   private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
+  private final Path dir;
   private final Path socket;
   private final EventLoopGroup group;
   private final Executor grpcExecutor;
@@ -56,6 +68,7 @@ final class KubeletRegistrar {
   private Object key;
   private volatile long generation;
   private ManagedChannel channel;
+  private WatchService watcher;
 
   /**
    * @param entries the served resources by resource name
@@ -78,6 +91,7 @@ final class KubeletRegistrar {
       Consumer<ServedResource> serveAgain,
       Consumer<ServedResource> registerAgain,
       Consumer<DevicePluginEvent> events) {
+    this.dir = dir;
     this.socket = dir.resolve(KUBELET_SOCKET);
     this.group = group;
     this.grpcExecutor = grpcExecutor;
@@ -112,7 +126,7 @@ final class KubeletRegistrar {
     }
     key = current.get();
     generation++;
-    close();
+    disconnect();
     return OptionalLong.of(generation);
   }
 
@@ -243,12 +257,95 @@ final class KubeletRegistrar {
     return root == t ? message : message + " (" + root + ")";
   }
 
-  /** Drops the connection (a later Register dials again). */
+  /**
+   * Watches the device-plugin directory (creating it when missing): the kubelet socket created or
+   * deleted, or a lost event, calls for a full {@code resync}; deleted sockets only for the
+   * resources serving on them. Our own sockets appearing are not news. One watch thread; when the
+   * directory cannot be watched, tried again after {@link DevicePluginManager#CONSISTENCY_CHECK};
+   * each attempt ends with a full resync.
+   */
+  void watch(Resync resync) {
+    try {
+      Files.createDirectories(dir);
+      watcher = FileSystems.getDefault().newWatchService();
+      dir.register(
+          watcher, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_DELETE);
+      WatchService service = watcher;
+      Thread watchThread = new Thread(() -> watchLoop(service, resync), "jakri-deviceplugin-watch");
+      watchThread.setDaemon(true);
+      watchThread.start();
+      LOG.info("watching device-plugin directory {}", dir);
+    } catch (IOException | RuntimeException e) {
+      Duration retry = DevicePluginManager.CONSISTENCY_CHECK;
+      LOG.error(
+          "device-plugin directory {} cannot be watched ({}); retrying in {}s",
+          dir,
+          e.toString(),
+          retry.toSeconds());
+      stopWatching();
+      scheduler.schedule(
+          () -> control.execute(() -> watch(resync)), retry.toMillis(), TimeUnit.MILLISECONDS);
+    }
+    resync.run();
+  }
+
+  private void watchLoop(WatchService service, Resync resync) {
+    while (!closed.getAsBoolean()) {
+      WatchKey key;
+      try {
+        key = service.take();
+      } catch (InterruptedException | ClosedWatchServiceException e) {
+        return;
+      }
+      boolean everything = false;
+      Set<String> deleted = new HashSet<>();
+      for (WatchEvent<?> event : key.pollEvents()) {
+        // A deleted socket calls only for a check of the resource serving on it: retiring
+        // thousands of resources deletes thousands of our own sockets, and a full check per
+        // deletion would stat every socket each time.
+        String name = String.valueOf(event.context());
+        if (event.kind() == StandardWatchEventKinds.OVERFLOW || KUBELET_SOCKET.equals(name)) {
+          everything = true;
+        } else if (event.kind() == StandardWatchEventKinds.ENTRY_DELETE) {
+          deleted.add(name);
+        }
+      }
+      if (everything) {
+        resync.request();
+      } else if (!deleted.isEmpty() && !closed.getAsBoolean()) {
+        control.execute(() -> resync.socketsDeleted(deleted));
+      }
+      if (!key.reset()) {
+        LOG.warn("device-plugin directory {} is no longer watched; re-creating the watch", dir);
+        control.execute(() -> watch(resync));
+        return;
+      }
+    }
+  }
+
+  /** Drops the connection to the kubelet and stops watching. */
   void close() {
+    disconnect();
+    stopWatching();
+  }
+
+  /** Drops the connection (a later Register dials again). */
+  private void disconnect() {
     if (channel != null) {
       channel.shutdownNow();
     }
     channel = null;
+  }
+
+  private void stopWatching() {
+    if (watcher != null) {
+      try {
+        watcher.close();
+      } catch (IOException e) {
+        LOG.debug("closing watch service: {}", e.toString());
+      }
+      watcher = null;
+    }
   }
 
   private ManagedChannel channel() {

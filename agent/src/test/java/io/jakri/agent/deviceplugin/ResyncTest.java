@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link Resync} on a directory of plain files standing in for the sockets (it only looks whether
- * they exist and which file the kubelet's is); servers are built but never started.
+ * {@link KubeletRegistrar.Resync} on a directory of plain files standing in for the sockets (it
+ * only looks whether they exist and which file the kubelet's is); servers are built but never
+ * started.
  */
 class ResyncTest {
 
@@ -40,7 +41,7 @@ class ResyncTest {
   private final List<String> servedAgain = new ArrayList<>();
   private final List<String> registered = new ArrayList<>();
   private final List<DevicePluginEvent> events = new ArrayList<>();
-  private Resync resync;
+  private KubeletRegistrar.Resync resync;
 
   @BeforeAll
   @SuppressWarnings("deprecation")
@@ -56,7 +57,7 @@ class ResyncTest {
   @BeforeEach
   void setUp() {
     resync =
-        new Resync(
+        new KubeletRegistrar.Resync(
             new KubeletRegistrar(
                 dir,
                 group,

@@ -2,6 +2,7 @@ package io.jakri.agent.deviceplugin;
 
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -10,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -27,8 +29,10 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +64,7 @@ import org.slf4j.LoggerFactory;
  * replacement registers). Both pools' threads end when idle: the thread count does not grow with
  * resources. Within a reserve of the open-files limit, starts wait ({@link ServerStartPause}). What
  * the directory watch ({@link KubeletRegistrar}) reports, and a periodic check, bring the servers
- * and registrations in line ({@link Resync}).
+ * and registrations in line ({@link KubeletRegistrar.Resync}).
  *
  * <p>Threading: the timer passed in is used for this manager's own delays only (publish coalescing,
  * retry backoff, the periodic consistency check): give it one not shared with work that may block
@@ -108,7 +112,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   private final Map<String, ServedResource> entries = new ConcurrentHashMap<>();
   private final Consumer<DevicePluginEvent> events;
   private final KubeletRegistrar kubelet;
-  private final Resync resync;
+  private final KubeletRegistrar.Resync resync;
   private final Coalescer<ServedResource> publishes;
 
   // Confined to the control thread.
@@ -145,7 +149,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
    * @param events told what happens to the served resources (see {@link DevicePluginEvent} for the
    *     threads); must not block
    * @param files the process's open files and their limit: no server starts within a reserve of the
-   *     limit ({@link FileHeadroom})
+   *     limit ({@link ServerStartPause.FileHeadroom})
    */
   public DevicePluginManager(
       Path dir,
@@ -168,7 +172,11 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             });
     this.hold =
         new ServerStartPause(
-            new FileHeadroom(files, clock), scheduler, control, this::pump, this::emit);
+            new ServerStartPause.FileHeadroom(files, clock),
+            scheduler,
+            control,
+            this::pump,
+            this::emit);
     this.publishes =
         new Coalescer<>(scheduler, COALESCE, e -> e.publishPending, ServedResource::publish);
     this.group = group;
@@ -187,7 +195,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             this::queueRegister,
             this::emit);
     this.resync =
-        new Resync(
+        new KubeletRegistrar.Resync(
             kubelet,
             entries,
             bySocket,
@@ -620,5 +628,97 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             factory);
     pool.allowCoreThreadTimeOut(true);
     return pool;
+  }
+
+  /**
+   * Runs an action for an item once per burst of requests: the first request schedules it {@code
+   * window} later on the scheduler, and requests until it runs join that run. Each item has its own
+   * pending flag. Thread-safe.
+   *
+   * @param <T> the items (for {@link DevicePluginManager}: served resources, whose devices are
+   *     published to the kubelet)
+   */
+  static final class Coalescer<T> {
+    private final ScheduledExecutorService scheduler;
+    private final long windowNanos;
+    private final Function<T, AtomicBoolean> pending;
+    private final Consumer<T> action;
+
+    /**
+     * @param pending the item's flag, true while a run is scheduled
+     * @param action run on the scheduler's thread
+     */
+    Coalescer(
+        ScheduledExecutorService scheduler,
+        Duration window,
+        Function<T, AtomicBoolean> pending,
+        Consumer<T> action) {
+      this.scheduler = scheduler;
+      this.windowNanos = window.toNanos();
+      this.pending = pending;
+      this.action = action;
+    }
+
+    /** Runs the action for {@code item} after the window, unless a run is already scheduled. */
+    void request(T item) {
+      AtomicBoolean flag = pending.apply(item);
+      if (flag.compareAndSet(false, true)) {
+        scheduler.schedule(
+            () -> {
+              flag.set(false);
+              action.accept(item);
+            },
+            windowNanos,
+            TimeUnit.NANOSECONDS);
+      }
+    }
+  }
+
+  /**
+   * The process's open files and its limit on them ({@code RLIMIT_NOFILE}): the boundary {@link
+   * ServerStartPause.FileHeadroom} reads. Either may be unknown (not a Unix JVM).
+   */
+  public interface OpenFiles {
+
+    /**
+     * Files (descriptors) open now. Costs a directory listing of {@code /proc/self/fd} on Linux.
+     */
+    OptionalLong open();
+
+    /** The most files the process may have open. Cheap. */
+    OptionalLong limit();
+
+    /** This process's, as the JVM reports them. */
+    static OpenFiles ofProcess() {
+      if (ManagementFactory.getOperatingSystemMXBean()
+          instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+        return new OpenFiles() {
+          @Override
+          public OptionalLong open() {
+            return known(unix.getOpenFileDescriptorCount());
+          }
+
+          @Override
+          public OptionalLong limit() {
+            return known(unix.getMaxFileDescriptorCount());
+          }
+        };
+      }
+      return new OpenFiles() {
+        @Override
+        public OptionalLong open() {
+          return OptionalLong.empty();
+        }
+
+        @Override
+        public OptionalLong limit() {
+          return OptionalLong.empty();
+        }
+      };
+    }
+
+    private static OptionalLong known(long value) {
+      return value >= 0 ? OptionalLong.of(value) : OptionalLong.empty();
+    }
   }
 }

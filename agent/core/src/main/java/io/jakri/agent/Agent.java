@@ -10,7 +10,7 @@ import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.cluster.ConfigurationWatcher;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
-import io.jakri.agent.deviceplugin.StaleSockets;
+import io.jakri.agent.deviceplugin.ResourceServer.StaleSockets;
 import io.jakri.agent.discovery.ClassPolicy;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;

@@ -1,6 +1,8 @@
 package io.jakri.agent.deviceplugin;
 
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.jakri.agent.deviceplugin.ResourceServer.SocketFiles;
+import io.jakri.agent.deviceplugin.ResourceServer.SocketNames;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;

@@ -7,6 +7,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.jakri.agent.deviceplugin.ResourceServer.SocketFiles;
 import io.jakri.kubelet.v1beta1.Empty;
 import io.jakri.kubelet.v1beta1.RegisterRequest;
 import io.jakri.kubelet.v1beta1.RegistrationGrpc;

@@ -67,16 +67,10 @@ class ResyncTest {
                 control::add,
                 closed::get,
                 (entry, round) -> {},
-                entry -> {},
-                entry -> {},
+                entry -> servedAgain.add(entry.resource()),
+                entry -> registered.add(entry.resource()),
                 events::add),
-            entries,
-            bySocket,
-            control::add,
-            closed::get,
-            entry -> servedAgain.add(entry.resource()),
-            entry -> registered.add(entry.resource()),
-            events::add);
+            bySocket);
   }
 
   /** A resource served (or not, without a socket) as the manager would have it. */

@@ -39,34 +39,29 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves one device-plugin gRPC server per resource and keeps each registered with the kubelet.
+ * Serves one device-plugin gRPC server per resource and keeps each registered with the kubelet
+ * ({@link KubeletRegistrar}). All state changes run on one control thread; public methods may be
+ * called from any thread and return at once.
  *
  * <p>A resource's server is serving before Register is sent (the kubelet dials it and calls
- * GetDevicePluginOptions before answering Register). Registration is retried with backoff while
- * {@code kubelet.sock} is missing or refuses. The device-plugin directory is watched (inotify):
- * when {@code kubelet.sock} is created anew (a kubelet restart deletes every socket and listens
- * again) or one of our sockets disappears, the affected servers are started again on fresh sockets
- * and registered again. All state changes run on one control thread; public methods may be called
- * from any thread and return at once.
- *
- * <p>Servers are started (and, after a kubelet restart, stopped and started again) off the control
- * thread, on a small pool of starter threads (as many as cores, 2 to 8), several at a time: gRPC's
- * {@code Server.start()} blocks until the event loop has bound the socket, and an event loop busy
- * with the kubelet's dials would otherwise make a thousand starts queue one behind the other. A
- * server's Register is sent ({@link KubeletRegistrar}) from the control thread once its start has
- * completed, so every server is serving before it is registered. At most {@link #IN_FLIGHT}
+ * GetDevicePluginOptions before answering Register). Servers start off the control thread, several
+ * at a time on 2 to 8 starter threads (as many as cores): gRPC's {@code Server.start()} blocks
+ * until the event loop has bound the socket, and an event loop busy with the kubelet's dials would
+ * otherwise make a thousand starts queue one behind the other. At most {@link #IN_FLIGHT}
  * start-and-register rounds are under way at once; the others wait in a {@link StartQueue}, taken
  * in turn from each Configuration, so a handler reporting thousands of devices neither floods the
  * kubelet (which dials, checkpoints and answers every registration while it also admits pods) nor
- * keeps another Configuration's resources waiting behind all of its own. Stopping a server
- * (retired, or replaced) begins at once on the control thread (streams end, no new calls); waiting
- * for its termination and removing its socket file run on one stopper thread, so retiring thousands
+ * keeps another Configuration's resources waiting behind all of its own. Within a reserve of the
+ * open-files limit, starts wait ({@link ServerStartPause}).
+ *
+ * <p>Stopping a server (retired, or replaced) begins at once on the control thread (streams end, no
+ * new calls); its termination and socket removal run on one stopper thread, so retiring thousands
  * of resources does not hold the control thread for an event-loop round trip each. A new server of
  * the same resource starts only after the old one has stopped (its stream has ended before the
- * replacement registers). Both pools' threads end when idle: the thread count does not grow with
- * resources. Within a reserve of the open-files limit, starts wait ({@link ServerStartPause}). What
- * the directory watch ({@link KubeletRegistrar}) reports, and a periodic check, bring the servers
- * and registrations in line ({@link KubeletRegistrar.Resync}).
+ * replacement registers). Both pools' threads end when idle. When {@code kubelet.sock} is created
+ * anew (a kubelet restart deletes every socket) or one of our sockets disappears, the directory
+ * watch and a periodic check ({@link KubeletRegistrar.Resync}) serve and register the affected
+ * resources again.
  *
  * <p>Threading: the timer passed in is used for this manager's own delays only (publish coalescing,
  * retry backoff, the periodic consistency check): give it one not shared with work that may block
@@ -148,8 +143,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   }
 
   /**
-   * @param events told what happens to the served resources (see {@link DevicePluginEvent} for the
-   *     threads); must not block
    * @param files the process's open files and their limit: no server starts within a reserve of the
    *     limit ({@link ServerStartPause.FileHeadroom})
    */
@@ -196,16 +189,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             this::startServer,
             this::queueRegister,
             this::emit);
-    this.resync =
-        new KubeletRegistrar.Resync(
-            kubelet,
-            entries,
-            bySocket,
-            control,
-            () -> closed,
-            this::startServer,
-            this::queueRegister,
-            this::emit);
+    this.resync = new KubeletRegistrar.Resync(kubelet, bySocket);
   }
 
   /** Starts watching the device-plugin directory (creating it when missing). */
@@ -219,7 +203,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
             TimeUnit.MILLISECONDS);
   }
 
-  /** Serves {@code backend}'s resource and registers it; a no-op when already served. */
   @Override
   public void serve(ResourceBackend backend) {
     control.execute(
@@ -334,8 +317,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
 
   /**
    * Stops the entry's current server (if any) and queues the start of a new one; when it is
-   * serving, registers it from the control thread. Control thread; at most one start per entry is
-   * queued or in flight.
+   * serving, registers it. At most one start per entry is queued or in flight.
    */
   private void startServer(ServedResource entry) {
     if (entry.starting || (entry.queued && !entry.registerOnly)) {
@@ -358,8 +340,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   /**
    * Queues a Register of {@code entry}'s serving server (a retry, or a new kubelet), to be sent
    * when its turn comes within {@link #IN_FLIGHT} rounds. A resource that already holds a round
-   * (its Register to an older kubelet is still out) registers at once in that round. Control
-   * thread.
+   * (its Register to an older kubelet is still out) registers at once in that round.
    */
   private void queueRegister(ServedResource entry) {
     if (closed || entry.starting || entry.queued || entries.get(entry.resource()) != entry) {
@@ -416,7 +397,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
         starter.execute(() -> start(entry, socket, previous));
       } catch (RejectedExecutionException e) {
         entry.starting = false; // closing
-        release(entry);
+        release(entry, entry.round);
       }
     }
     if (queue.size() == 0) {
@@ -424,14 +405,9 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     }
   }
 
-  /** Ends the current start-and-register round of {@code entry}, if any. Control thread. */
-  private void release(ServedResource entry) {
-    release(entry, entry.round);
-  }
-
   /**
    * Ends round {@code round} of {@code entry} if that is the one it holds: an answer to an older
-   * round's Register must not end a newer round. Control thread.
+   * round's Register must not end a newer round.
    */
   private void release(ServedResource entry, long round) {
     if (round != 0 && entry.round == round) {
@@ -441,10 +417,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     }
   }
 
-  /**
-   * Begins stopping {@code server} now and finishes (termination, socket removal) on the stopper
-   * thread. Control thread.
-   */
+  /** Begins stopping {@code server}; termination and socket removal finish on the stopper. */
   private void stopLater(ServedResource entry, ResourceServer server) {
     bySocket.remove(server.endpoint(), entry);
     server.beginStop();
@@ -504,19 +477,19 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     }
   }
 
-  /** Control thread: a start completed (no server when it was skipped). */
+  /** A start completed (no server when it was skipped). */
   private void started(
       ServedResource entry, Optional<ResourceServer> started, Optional<Exception> failure) {
     entry.starting = false;
     String resource = entry.backend.resourceName();
     if (started.isEmpty()) {
-      release(entry);
+      release(entry, entry.round);
       return;
     }
     ResourceServer server = started.get();
     if (failure.isPresent()) {
       Exception e = failure.get();
-      release(entry);
+      release(entry, entry.round);
       LOG.error(
           "resource {}: cannot serve on {}: {}; retrying",
           resource,
@@ -529,7 +502,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       return;
     }
     if (closed || entries.get(resource) != entry) {
-      release(entry);
+      release(entry, entry.round);
       stopLater(entry, server); // retired or closed while starting
       return;
     }
@@ -537,7 +510,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     bySocket.put(server.endpoint(), entry);
     entry.registeredGeneration = -1;
     if (!SocketFiles.exists(server.socket())) {
-      release(entry);
+      release(entry, entry.round);
       startServer(entry); // removed while starting (a kubelet restart): serve again
       return;
     }
@@ -636,9 +609,6 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
    * Runs an action for an item once per burst of requests: the first request schedules it {@code
    * window} later on the scheduler, and requests until it runs join that run. Each item has its own
    * pending flag. Thread-safe.
-   *
-   * @param <T> the items (for {@link DevicePluginManager}: served resources, whose devices are
-   *     published to the kubelet)
    */
   static final class Coalescer<T> {
     private final ScheduledExecutorService scheduler;
@@ -692,29 +662,20 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
 
     /** This process's, as the JVM reports them. */
     static OpenFiles ofProcess() {
-      if (ManagementFactory.getOperatingSystemMXBean()
-          instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
-        return new OpenFiles() {
-          @Override
-          public OptionalLong open() {
-            return known(unix.getOpenFileDescriptorCount());
-          }
-
-          @Override
-          public OptionalLong limit() {
-            return known(unix.getMaxFileDescriptorCount());
-          }
-        };
-      }
+      var unix =
+          ManagementFactory.getOperatingSystemMXBean()
+                  instanceof com.sun.management.UnixOperatingSystemMXBean u
+              ? u
+              : null;
       return new OpenFiles() {
         @Override
         public OptionalLong open() {
-          return OptionalLong.empty();
+          return unix == null ? OptionalLong.empty() : known(unix.getOpenFileDescriptorCount());
         }
 
         @Override
         public OptionalLong limit() {
-          return OptionalLong.empty();
+          return unix == null ? OptionalLong.empty() : known(unix.getMaxFileDescriptorCount());
         }
       };
     }

@@ -373,46 +373,22 @@ final class KubeletRegistrar {
   static final class Resync {
 
     private final KubeletRegistrar kubelet;
-    private final Map<String, ServedResource> entries;
     private final Map<String, ServedResource> bySocket;
-    private final Executor control;
-    private final BooleanSupplier closed;
-    private final Consumer<ServedResource> serveAgain;
-    private final Consumer<ServedResource> register;
-    private final Consumer<DevicePluginEvent> events;
     private final AtomicBoolean pending = new AtomicBoolean();
 
     /**
-     * @param entries the served resources by resource name
+     * @param kubelet whose served resources, control executor and callbacks this uses
      * @param bySocket the served resources by their current socket's file name (control thread)
-     * @param serveAgain stops the resource's server, if any, and starts a new one (it registers
-     *     once serving)
-     * @param register sends Register for the resource's current server
-     * @param events must not throw
      */
-    Resync(
-        KubeletRegistrar kubelet,
-        Map<String, ServedResource> entries,
-        Map<String, ServedResource> bySocket,
-        Executor control,
-        BooleanSupplier closed,
-        Consumer<ServedResource> serveAgain,
-        Consumer<ServedResource> register,
-        Consumer<DevicePluginEvent> events) {
+    Resync(KubeletRegistrar kubelet, Map<String, ServedResource> bySocket) {
       this.kubelet = kubelet;
-      this.entries = entries;
       this.bySocket = bySocket;
-      this.control = control;
-      this.closed = closed;
-      this.serveAgain = serveAgain;
-      this.register = register;
-      this.events = events;
     }
 
     /** Runs {@link #run()} on the control executor; requests before it runs join it. Any thread. */
     void request() {
-      if (!closed.getAsBoolean() && pending.compareAndSet(false, true)) {
-        control.execute(
+      if (!kubelet.closed.getAsBoolean() && pending.compareAndSet(false, true)) {
+        kubelet.control.execute(
             () -> {
               pending.set(false);
               run();
@@ -424,7 +400,7 @@ final class KubeletRegistrar {
      * Serves again the resources whose socket files (by file name) were deleted. Control thread.
      */
     void socketsDeleted(Set<String> names) {
-      if (closed.getAsBoolean()) {
+      if (kubelet.closed.getAsBoolean()) {
         return;
       }
       for (String name : names) {
@@ -433,30 +409,30 @@ final class KubeletRegistrar {
             || entry.starting
             || entry.queued
             || entry.server == null
-            || entries.get(entry.backend.resourceName()) != entry
+            || kubelet.entries.get(entry.backend.resourceName()) != entry
             || SocketFiles.exists(entry.server.socket())) {
           continue;
         }
         LOG.debug(
             "resource {}: socket {} vanished; serving again", entry.backend.resourceName(), name);
-        serveAgain.accept(entry);
+        kubelet.serveAgain.accept(entry);
         entry.registeredGeneration = -1;
       }
     }
 
     /** Brings reality in line: kubelet generation, our sockets, registrations. Control thread. */
     void run() {
-      if (closed.getAsBoolean()) {
+      if (kubelet.closed.getAsBoolean()) {
         return;
       }
       OptionalLong restarted = kubelet.checkForNewKubelet();
       if (restarted.isPresent()) {
         long g = restarted.getAsLong();
         LOG.info("kubelet socket appeared (generation {}); registering every resource", g);
-        events.accept(new DevicePluginEvent.KubeletRestarted(g));
+        kubelet.events.accept(new DevicePluginEvent.KubeletRestarted(g));
       }
       long generation = kubelet.generation();
-      for (ServedResource entry : entries.values()) {
+      for (ServedResource entry : kubelet.entries.values()) {
         if (entry.starting || entry.queued) {
           continue; // registers (or serves again) when the start completes
         }
@@ -467,12 +443,12 @@ final class KubeletRegistrar {
                 entry.backend.resourceName(),
                 entry.server.socket().getFileName());
           }
-          serveAgain.accept(entry);
+          kubelet.serveAgain.accept(entry);
           entry.registeredGeneration = -1;
           continue;
         }
         if (entry.registeredGeneration != generation && entry.inFlightGeneration != generation) {
-          register.accept(entry);
+          kubelet.registerAgain.accept(entry);
         }
       }
     }

@@ -14,7 +14,7 @@ import io.jakri.agent.controlplane.ControlPlane;
 import io.jakri.agent.controlplane.DraParts;
 import io.jakri.agent.controlplane.StandaloneControlPlane;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
-import io.jakri.agent.deviceplugin.StaleSockets;
+import io.jakri.agent.deviceplugin.ResourceServer.StaleSockets;
 import io.jakri.agent.discovery.ClassPolicy;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;

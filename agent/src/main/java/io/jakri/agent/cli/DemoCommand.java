@@ -3,7 +3,7 @@ package io.jakri.agent.cli;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.demo.Demo;
 import io.jakri.agent.demo.SamplePods;
-import io.jakri.agent.deviceplugin.SocketNames;
+import io.jakri.agent.deviceplugin.ResourceServer.SocketNames;
 import io.jakri.kubelet.emulator.EmulatorStartException;
 import io.jakri.logging.DurationText;
 import io.jakri.logging.EnvDefaults;

@@ -5,7 +5,7 @@ import io.jakri.agent.AgentOptions;
 import io.jakri.agent.OutOfMemoryExit;
 import io.jakri.agent.Safeguards;
 import io.jakri.agent.cluster.WatchedNamespaces;
-import io.jakri.agent.deviceplugin.SocketNames;
+import io.jakri.agent.deviceplugin.ResourceServer.SocketNames;
 import io.jakri.agent.discovery.HandlerLimits;
 import io.jakri.agent.discovery.SlotLimits;
 import io.jakri.agent.dra.DraOptions;

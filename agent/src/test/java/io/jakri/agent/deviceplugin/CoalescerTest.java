@@ -20,8 +20,8 @@ class CoalescerTest {
   }
 
   private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1);
-  private final Coalescer<Item> coalescer =
-      new Coalescer<>(
+  private final DevicePluginManager.Coalescer<Item> coalescer =
+      new DevicePluginManager.Coalescer<>(
           scheduler, Duration.ofMillis(5), Item::pending, i -> i.runs().incrementAndGet());
 
   @AfterEach

@@ -129,8 +129,8 @@ class DevicePluginManagerTest {
 
   @Test
   void withNoOpenFilesToSpareNothingStartsAndTheWaitingAreCounted() throws Exception {
-    OpenFiles full =
-        new OpenFiles() {
+    DevicePluginManager.OpenFiles full =
+        new DevicePluginManager.OpenFiles() {
           @Override
           public OptionalLong open() {
             return OptionalLong.of(1_000);

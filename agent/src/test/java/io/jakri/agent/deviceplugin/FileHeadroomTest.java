@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class FileHeadroomTest {
 
   /** Open files the test sets, counting how often they were counted. */
-  private static final class Files implements OpenFiles {
+  private static final class Files implements DevicePluginManager.OpenFiles {
     long open;
     long limit;
     int counts;
@@ -33,23 +33,25 @@ class FileHeadroomTest {
 
   @Test
   void theReserveIsATwoHundredthOfTheLimitWithinItsBounds() {
-    assertThat(FileHeadroom.line(OptionalLong.of(20_000))).hasValue(19_900);
-    assertThat(FileHeadroom.line(OptionalLong.of(1_048_576)))
-        .hasValue(1_048_576 - FileHeadroom.MAX_RESERVE);
-    assertThat(FileHeadroom.line(OptionalLong.of(256))).hasValue(256 - FileHeadroom.MIN_RESERVE);
-    assertThat(FileHeadroom.line(OptionalLong.empty())).isEmpty();
-    assertThat(FileHeadroom.line(OptionalLong.of(Long.MAX_VALUE))).isEmpty();
+    assertThat(ServerStartPause.FileHeadroom.line(OptionalLong.of(20_000))).hasValue(19_900);
+    assertThat(ServerStartPause.FileHeadroom.line(OptionalLong.of(1_048_576)))
+        .hasValue(1_048_576 - ServerStartPause.FileHeadroom.MAX_RESERVE);
+    assertThat(ServerStartPause.FileHeadroom.line(OptionalLong.of(256)))
+        .hasValue(256 - ServerStartPause.FileHeadroom.MIN_RESERVE);
+    assertThat(ServerStartPause.FileHeadroom.line(OptionalLong.empty())).isEmpty();
+    assertThat(ServerStartPause.FileHeadroom.line(OptionalLong.of(Long.MAX_VALUE))).isEmpty();
   }
 
   @Test
   void startsStopAtTheLineAndGoOnOnceFilesAreFreed() {
     Files files = new Files(100, 1000); // line at 936 (the reserve's minimum)
     MutableClock clock = new MutableClock();
-    FileHeadroom headroom = new FileHeadroom(files, clock);
+    ServerStartPause.FileHeadroom headroom = new ServerStartPause.FileHeadroom(files, clock);
 
     int granted = 0;
     while (headroom.tryStart(0)) {
-      files.open += FileHeadroom.FILES_PER_SERVER; // what each started server opens
+      files.open +=
+          ServerStartPause.FileHeadroom.FILES_PER_SERVER; // what each started server opens
       granted++;
       assertThat(granted).isLessThan(1000);
     }
@@ -66,7 +68,7 @@ class FileHeadroomTest {
 
     files.open = 500; // servers retired
     assertThat(headroom.tryStart(0)).isFalse(); // not counted again yet
-    clock.advance(FileHeadroom.RECOUNT);
+    clock.advance(ServerStartPause.FileHeadroom.RECOUNT);
     assertThat(headroom.tryStart(0)).isTrue();
     assertThat(headroom.over()).isFalse();
   }
@@ -74,14 +76,15 @@ class FileHeadroomTest {
   @Test
   void startsStillUnderWayCountAsIfTheirFilesWereOpen() {
     Files files = new Files(936 - 2 * 10, 1000); // line at 936: room for 10 more servers
-    assertThat(new FileHeadroom(files, new MutableClock()).tryStart(10)).isFalse();
-    assertThat(new FileHeadroom(files, new MutableClock()).tryStart(9)).isTrue();
+    assertThat(new ServerStartPause.FileHeadroom(files, new MutableClock()).tryStart(10)).isFalse();
+    assertThat(new ServerStartPause.FileHeadroom(files, new MutableClock()).tryStart(9)).isTrue();
   }
 
   @Test
   void serversCostingMoreThanEstimatedStillStopAtTheLineWithFewCounts() {
     Files files = new Files(1_000, 20_000); // line at 19,900
-    FileHeadroom headroom = new FileHeadroom(files, new MutableClock());
+    ServerStartPause.FileHeadroom headroom =
+        new ServerStartPause.FileHeadroom(files, new MutableClock());
     while (headroom.tryStart(0)) {
       files.open += 3; // a kubelet in the same process holds the third file
     }
@@ -93,12 +96,12 @@ class FileHeadroomTest {
   void farFromTheLineFilesAreCountedRarely() {
     Files files = new Files(100, 1_000_000);
     MutableClock clock = new MutableClock();
-    FileHeadroom headroom = new FileHeadroom(files, clock);
+    ServerStartPause.FileHeadroom headroom = new ServerStartPause.FileHeadroom(files, clock);
     for (int i = 0; i < 10_000; i++) {
       assertThat(headroom.tryStart(0)).isTrue();
     }
     assertThat(files.counts).isEqualTo(1);
-    clock.advance(FileHeadroom.STALE);
+    clock.advance(ServerStartPause.FileHeadroom.STALE);
     files.open = 999_000; // opened by someone else meanwhile
     assertThat(headroom.tryStart(0)).isFalse();
     assertThat(files.counts).isEqualTo(2);
@@ -107,7 +110,8 @@ class FileHeadroomTest {
   @Test
   void withoutAKnownLimitEveryStartIsAllowed() {
     Files files = new Files(100, -1);
-    FileHeadroom headroom = new FileHeadroom(files, new MutableClock());
+    ServerStartPause.FileHeadroom headroom =
+        new ServerStartPause.FileHeadroom(files, new MutableClock());
     assertThat(headroom.tryStart(0)).isTrue();
     assertThat(files.counts).isZero();
   }

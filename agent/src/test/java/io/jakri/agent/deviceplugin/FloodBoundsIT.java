@@ -136,15 +136,18 @@ class FloodBoundsIT {
     long base = 10; // small: the reserve is its minimum
     java.util.concurrent.atomic.AtomicLong limit =
         new java.util.concurrent.atomic.AtomicLong(
-            base + (long) FileHeadroom.FILES_PER_SERVER * fit + FileHeadroom.MIN_RESERVE);
-    OpenFiles files =
-        new OpenFiles() {
+            base
+                + (long) ServerStartPause.FileHeadroom.FILES_PER_SERVER * fit
+                + ServerStartPause.FileHeadroom.MIN_RESERVE);
+    DevicePluginManager.OpenFiles files =
+        new DevicePluginManager.OpenFiles() {
           @Override
           public java.util.OptionalLong open() {
             try (var listing = Files.list(dir)) {
               long sockets =
                   listing.filter(p -> !p.getFileName().toString().equals("kubelet.sock")).count();
-              return java.util.OptionalLong.of(base + FileHeadroom.FILES_PER_SERVER * sockets);
+              return java.util.OptionalLong.of(
+                  base + ServerStartPause.FileHeadroom.FILES_PER_SERVER * sockets);
             } catch (java.io.IOException e) {
               throw new java.io.UncheckedIOException(e);
             }
@@ -202,7 +205,7 @@ class FloodBoundsIT {
       // Two of the waiting ones are no longer wanted; the others are served once files are freed.
       manager.retire("test.jakri.io/r-" + (resources - 1));
       manager.retire("test.jakri.io/r-" + (resources - 2));
-      limit.addAndGet((long) FileHeadroom.FILES_PER_SERVER * resources);
+      limit.addAndGet((long) ServerStartPause.FileHeadroom.FILES_PER_SERVER * resources);
       await().atMost(DEADLINE).until(() -> registered.size() == resources - 2);
       await().atMost(DEADLINE).until(() -> lows.get(lows.size() - 1).waiting() == 0);
       assertThat(manager.allRegistered()).isTrue();

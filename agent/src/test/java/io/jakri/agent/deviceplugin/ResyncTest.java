@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link Resync} on a directory of plain files standing in for the sockets (it only looks whether
- * they exist and which file the kubelet's is); servers are built but never started.
+ * {@link KubeletRegistrar.Resync} on a directory of plain files standing in for the sockets (it
+ * only looks whether they exist and which file the kubelet's is); servers are built but never
+ * started.
  */
 class ResyncTest {
 
@@ -40,7 +41,7 @@ class ResyncTest {
   private final List<String> servedAgain = new ArrayList<>();
   private final List<String> registered = new ArrayList<>();
   private final List<DevicePluginEvent> events = new ArrayList<>();
-  private Resync resync;
+  private KubeletRegistrar.Resync resync;
 
   @BeforeAll
   @SuppressWarnings("deprecation")
@@ -56,15 +57,20 @@ class ResyncTest {
   @BeforeEach
   void setUp() {
     resync =
-        new Resync(
-            new KubeletConnection(dir, group, Runnable::run),
-            entries,
-            bySocket,
-            control::add,
-            closed::get,
-            entry -> servedAgain.add(entry.resource()),
-            entry -> registered.add(entry.resource()),
-            events::add);
+        new KubeletRegistrar.Resync(
+            new KubeletRegistrar(
+                dir,
+                group,
+                Runnable::run,
+                entries,
+                null, // Resync never registers through it
+                control::add,
+                closed::get,
+                (entry, round) -> {},
+                entry -> servedAgain.add(entry.resource()),
+                entry -> registered.add(entry.resource()),
+                events::add),
+            bySocket);
   }
 
   /** A resource served (or not, without a socket) as the manager would have it. */
@@ -83,7 +89,7 @@ class ResyncTest {
   private void kubeletStarts() throws Exception {
     Path fresh = Files.createFile(dir.resolve("kubelet.sock.new"));
     Files.move(
-        fresh, dir.resolve(KubeletConnection.KUBELET_SOCKET), StandardCopyOption.REPLACE_EXISTING);
+        fresh, dir.resolve(KubeletRegistrar.KUBELET_SOCKET), StandardCopyOption.REPLACE_EXISTING);
   }
 
   @Test

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 class ServerStartPauseTest {
 
   /** Open files the test sets; the line is at 936 for a limit of 1000 (the minimum reserve). */
-  private static final class Files implements OpenFiles {
+  private static final class Files implements DevicePluginManager.OpenFiles {
     volatile long open;
 
     Files(long open) {
@@ -57,7 +57,7 @@ class ServerStartPauseTest {
     scheduler = new ScheduledThreadPoolExecutor(1);
     hold =
         new ServerStartPause(
-            new FileHeadroom(files, clock),
+            new ServerStartPause.FileHeadroom(files, clock),
             scheduler,
             control::add,
             pumps::incrementAndGet,
@@ -104,7 +104,7 @@ class ServerStartPauseTest {
     assertThat(logged(Level.WARN)).hasSize(1);
 
     files.open = 100; // servers retired
-    clock.advance(FileHeadroom.RECOUNT);
+    clock.advance(ServerStartPause.FileHeadroom.RECOUNT);
     assertThat(hold.mayStart(0, 7)).isTrue();
     assertThat(hold.held()).isTrue(); // until nothing waits
     hold.drained();

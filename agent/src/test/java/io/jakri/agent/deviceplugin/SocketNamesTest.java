@@ -2,6 +2,7 @@ package io.jakri.agent.deviceplugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.deviceplugin.ResourceServer.SocketNames;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,7 @@ package io.jakri.agent.deviceplugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.jakri.agent.deviceplugin.ResourceServer.StaleSockets;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;

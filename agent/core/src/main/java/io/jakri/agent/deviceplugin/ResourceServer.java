@@ -23,20 +23,31 @@ import io.jakri.kubelet.v1beta1.PreStartContainerResponse;
 import io.jakri.kubelet.v1beta1.PreferredAllocationRequest;
 import io.jakri.kubelet.v1beta1.PreferredAllocationResponse;
 import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +61,7 @@ import org.slf4j.LoggerFactory;
  * every few milliseconds would otherwise queue megabytes the kubelet parses and checkpoints one by
  * one). Thread-safe; sending is serialised per server.
  */
-final class ResourceServer {
+public final class ResourceServer {
 
   private static final Logger LOG = LoggerFactory.getLogger(ResourceServer.class);
 
@@ -396,6 +407,194 @@ final class ResourceServer {
         PreStartContainerRequest request, StreamObserver<PreStartContainerResponse> out) {
       out.onNext(PreStartContainerResponse.getDefaultInstance());
       out.onCompleted();
+    }
+  }
+
+  /**
+   * The socket file a resource's server listens on: {@code <stem>-<unix seconds>.sock} in the
+   * device-plugin directory, as the kubelet's own plugins name theirs.
+   *
+   * <p>A Unix socket's path holds at most {@value #MAX_PATH_BYTES} bytes ({@code sun_path} less its
+   * terminating NUL). A stem that would make the path longer (a class resource such as {@code
+   * example.com/<a long name>}, or a long device-plugin directory) is shortened to as much of its
+   * start as fits, followed by {@code -} and {@value #HASH_CHARS} hex characters of its SHA-256, so
+   * two long stems sharing a start still get different files. Stems that fit are kept as they are.
+   */
+  public static final class SocketNames {
+
+    /** The longest path a Unix socket may have on Linux, in bytes. */
+    static final int MAX_PATH_BYTES = 107;
+
+    static final int HASH_CHARS = 10;
+
+    /**
+     * The shortest socket name {@link #socket} makes: one character of the stem, {@code -}, the
+     * hash, {@code -}, ten digits of seconds and {@code .sock}.
+     */
+    static final int SHORTEST_NAME_BYTES = 1 + 1 + HASH_CHARS + 1 + 10 + ".sock".length();
+
+    /** The longest device-plugin directory in which every resource's socket fits. */
+    public static final int MAX_DIR_BYTES = MAX_PATH_BYTES - 1 - SHORTEST_NAME_BYTES;
+
+    private SocketNames() {}
+
+    /**
+     * The socket for {@code stem} in {@code dir} at {@code epochSecond}. In a directory so long
+     * that not even a shortened name fits, the shortest name (the stem's first character and its
+     * hash); binding it then fails with the system's error, logged and retried as any failed start.
+     */
+    static Path socket(Path dir, String stem, long epochSecond) {
+      String suffix = "-" + epochSecond + ".sock";
+      int room = MAX_PATH_BYTES - bytes(dir.toString()) - 1 - bytes(suffix);
+      if (bytes(stem) <= room) {
+        return dir.resolve(stem + suffix);
+      }
+      String hash = "-" + hash(stem);
+      int keep = Math.max(1, room - hash.length());
+      return dir.resolve(prefix(stem, keep) + hash + suffix);
+    }
+
+    /**
+     * Why no socket can be served in {@code dir}, if so: a directory longer than {@value
+     * #MAX_DIR_BYTES} bytes leaves no room for even the shortest name, and every bind would fail.
+     */
+    public static Optional<String> tooLong(Path dir) {
+      int length = bytes(dir.toString());
+      if (length <= MAX_DIR_BYTES) {
+        return Optional.empty();
+      }
+      return Optional.of(
+          "device-plugin directory "
+              + dir
+              + " is "
+              + length
+              + " bytes long: no socket in it fits the "
+              + MAX_PATH_BYTES
+              + " bytes a Unix socket path may have; use a directory of at most "
+              + MAX_DIR_BYTES
+              + " bytes");
+    }
+
+    /** The longest start of {@code s} of at most {@code max} UTF-8 bytes, cut at a character. */
+    private static String prefix(String s, int max) {
+      int end = 0;
+      int used = 0;
+      while (end < s.length()) {
+        int cp = s.codePointAt(end);
+        int size = bytes(new String(Character.toChars(cp)));
+        if (used + size > max) {
+          break;
+        }
+        used += size;
+        end += Character.charCount(cp);
+      }
+      return s.substring(0, end);
+    }
+
+    private static int bytes(String s) {
+      return s.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    private static String hash(String stem) {
+      try {
+        byte[] digest =
+            MessageDigest.getInstance("SHA-256").digest(stem.getBytes(StandardCharsets.UTF_8));
+        return HexFormat.of().formatHex(digest).substring(0, HASH_CHARS);
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("SHA-256 is part of every JDK", e);
+      }
+    }
+  }
+
+  /**
+   * Existence and identity of socket files, without exceptions for the common case of a missing
+   * file. After a kubelet restart every one of thousands of sockets is missing at once, and on JDK
+   * 17 {@link Files#exists} and {@link Files#readAttributes} report a missing file by building two
+   * exceptions with their stack traces (measured with JFR: three per served Instance per restart).
+   */
+  static final class SocketFiles {
+
+    private SocketFiles() {}
+
+    /** Whether the path exists (a stat; no exception when it does not). */
+    static boolean exists(Path path) {
+      return path.toFile().exists();
+    }
+
+    /**
+     * The file's identity (device and inode); empty if it does not exist or cannot be read. The
+     * creation time stands in where a filesystem has no file key. Links are followed unless {@link
+     * LinkOption#NOFOLLOW_LINKS} is given.
+     */
+    static Optional<Object> key(Path path, LinkOption... options) {
+      if (!exists(path)) {
+        return Optional.empty(); // also a dangling link: there is no socket to identify
+      }
+      try {
+        BasicFileAttributes attrs = Files.readAttributes(path, BasicFileAttributes.class, options);
+        // The inode alone is not enough: a socket removed and created again at once (a kubelet
+        // restart) often gets the same inode number back. Its times tell the new file apart.
+        return Optional.of(
+            List.of(
+                Objects.requireNonNullElse(attrs.fileKey(), ""),
+                attrs.creationTime(),
+                attrs.lastModifiedTime()));
+      } catch (IOException e) {
+        return Optional.empty(); // removed since
+      }
+    }
+  }
+
+  /**
+   * Removes device-plugin sockets a previous agent left behind (killed without its shutdown): files
+   * named like the agent's sockets ({@code <stem>-<unix seconds>.sock}) that nobody listens on any
+   * more. A socket that still accepts a connection belongs to a live plugin and is kept, so another
+   * device plugin sharing the directory is never disturbed.
+   */
+  public static final class StaleSockets {
+
+    // Named as when it was a class of its own: its lines keep their logger.
+    private static final Logger LOG =
+        LoggerFactory.getLogger(ResourceServer.class.getPackageName() + ".StaleSockets");
+    private static final Pattern OURS = Pattern.compile("[a-z0-9][-a-z0-9._]*-[0-9]{9,}\\.sock");
+
+    private StaleSockets() {}
+
+    /** Deletes stale agent sockets in {@code dir}; returns the files removed. Never throws. */
+    public static List<Path> remove(Path dir) {
+      List<Path> removed = new ArrayList<>();
+      if (!Files.isDirectory(dir)) {
+        return removed;
+      }
+      try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.sock")) {
+        for (Path file : files) {
+          String name = file.getFileName().toString();
+          if (!OURS.matcher(name).matches() || listening(file)) {
+            continue;
+          }
+          try {
+            if (Files.deleteIfExists(file)) {
+              removed.add(file);
+            }
+          } catch (IOException e) {
+            LOG.warn("cannot remove stale socket {}: {}", file, e.toString());
+          }
+        }
+      } catch (IOException e) {
+        LOG.warn("cannot list {} for stale sockets: {}", dir, e.toString());
+      }
+      if (!removed.isEmpty()) {
+        LOG.info("removed {} stale device-plugin sockets left by an earlier agent", removed.size());
+      }
+      return removed;
+    }
+
+    private static boolean listening(Path socket) {
+      try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+        return channel.connect(UnixDomainSocketAddress.of(socket));
+      } catch (IOException e) {
+        return false;
+      }
     }
   }
 }

@@ -25,7 +25,7 @@ import io.grpc.stub.StreamObserver;
 import io.jakri.agent.Agent;
 import io.jakri.agent.AgentOptions;
 import io.jakri.agent.deviceplugin.AllocateOutcome;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import io.jakri.agent.events.AgentReport;
 import io.jakri.agent.external.ExternalHandlers;
 import io.jakri.agent.reclaim.DeviceInUse;
@@ -235,7 +235,7 @@ class RealKubeletIT {
         .anyMatch(
             e ->
                 e instanceof AgentReport.DevicePlugin d
-                    && d.report() instanceof DevicePluginEvent.Registered r
+                    && d.report() instanceof DevicePluginReport.Registered r
                     && r.resource().equals(INSTANCE_RESOURCE));
     System.out.println("REAL_KUBELET register_ms=" + registerMs);
   }
@@ -517,8 +517,8 @@ class RealKubeletIT {
     return events.subList(index, events.size()).stream()
         .filter(e -> e instanceof AgentReport.DevicePlugin)
         .map(e -> ((AgentReport.DevicePlugin) e).report())
-        .filter(e -> e instanceof DevicePluginEvent.Registered)
-        .map(e -> ((DevicePluginEvent.Registered) e).resource())
+        .filter(e -> e instanceof DevicePluginReport.Registered)
+        .map(e -> ((DevicePluginReport.Registered) e).resource())
         .collect(Collectors.toSet());
   }
 
@@ -528,7 +528,7 @@ class RealKubeletIT {
             .filter(
                 e ->
                     e instanceof AgentReport.DevicePlugin d
-                        && d.report() instanceof DevicePluginEvent.Allocated a
+                        && d.report() instanceof DevicePluginReport.Allocated a
                         && a.resource().equals(resource)
                         && a.outcome() instanceof AllocateOutcome.Granted)
             .count();

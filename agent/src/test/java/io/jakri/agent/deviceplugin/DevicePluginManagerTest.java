@@ -37,7 +37,7 @@ class DevicePluginManagerTest {
   EventLoopGroup group;
   ExecutorService grpc;
   ScheduledExecutorService timer;
-  final List<DevicePluginEvent> events = new CopyOnWriteArrayList<>();
+  final List<DevicePluginReport> events = new CopyOnWriteArrayList<>();
 
   @BeforeEach
   @SuppressWarnings("deprecation")
@@ -119,12 +119,12 @@ class DevicePluginManagerTest {
       assertThat(manager.served()).containsExactly("test.jakri.io/b");
       await()
           .atMost(DEADLINE)
-          .until(() -> events.contains(new DevicePluginEvent.Retired("test.jakri.io/a")));
+          .until(() -> events.contains(new DevicePluginReport.Retired("test.jakri.io/a")));
     } finally {
       manager.close();
     }
     assertThat(sockets()).isEmpty();
-    assertThat(events).noneMatch(DevicePluginEvent.Registered.class::isInstance);
+    assertThat(events).noneMatch(DevicePluginReport.Registered.class::isInstance);
   }
 
   @Test
@@ -149,7 +149,7 @@ class DevicePluginManagerTest {
       awaitOpenFilesLow(2);
       assertThat(sockets()).isEmpty();
       assertThat(manager.socketOf("test.jakri.io/a")).isEmpty();
-      assertThat(events).noneMatch(DevicePluginEvent.RegistrationFailed.class::isInstance);
+      assertThat(events).noneMatch(DevicePluginReport.RegistrationFailed.class::isInstance);
 
       // Once nothing waits (both retired while waiting), the episode ends: 0 waiting.
       manager.retire("test.jakri.io/a");
@@ -158,7 +158,7 @@ class DevicePluginManagerTest {
     }
   }
 
-  /** Waits for an {@link DevicePluginEvent.OpenFilesLow} saying {@code waiting} resources wait. */
+  /** Waits for an {@link DevicePluginReport.OpenFilesLow} saying {@code waiting} resources wait. */
   private void awaitOpenFilesLow(int waiting) {
     await()
         .atMost(DEADLINE)
@@ -167,7 +167,7 @@ class DevicePluginManagerTest {
                 events.stream()
                     .anyMatch(
                         e ->
-                            e instanceof DevicePluginEvent.OpenFilesLow low
+                            e instanceof DevicePluginReport.OpenFilesLow low
                                 && low.waiting() == waiting));
   }
 }

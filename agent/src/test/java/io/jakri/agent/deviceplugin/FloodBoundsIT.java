@@ -169,8 +169,8 @@ class FloodBoundsIT {
                 out.onCompleted();
               }
             });
-    List<DevicePluginEvent.OpenFilesLow> lows = new CopyOnWriteArrayList<>();
-    List<DevicePluginEvent.RegistrationFailed> failures = new CopyOnWriteArrayList<>();
+    List<DevicePluginReport.OpenFilesLow> lows = new CopyOnWriteArrayList<>();
+    List<DevicePluginReport.RegistrationFailed> failures = new CopyOnWriteArrayList<>();
     try (DevicePluginManager manager =
         new DevicePluginManager(
             dir,
@@ -179,9 +179,9 @@ class FloodBoundsIT {
             timer,
             Clock.systemUTC(),
             event -> {
-              if (event instanceof DevicePluginEvent.OpenFilesLow low) {
+              if (event instanceof DevicePluginReport.OpenFilesLow low) {
                 lows.add(low);
-              } else if (event instanceof DevicePluginEvent.RegistrationFailed f) {
+              } else if (event instanceof DevicePluginReport.RegistrationFailed f) {
                 failures.add(f);
               }
             },

@@ -40,7 +40,7 @@ class ResyncTest {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final List<String> servedAgain = new ArrayList<>();
   private final List<String> registered = new ArrayList<>();
-  private final List<DevicePluginEvent> events = new ArrayList<>();
+  private final List<DevicePluginReport> events = new ArrayList<>();
   private KubeletRegistrar.Resync resync;
 
   @BeforeAll
@@ -102,7 +102,7 @@ class ResyncTest {
 
     kubeletStarts();
     resync.run();
-    assertThat(events).containsExactly(new DevicePluginEvent.KubeletRestarted(1));
+    assertThat(events).containsExactly(new DevicePluginReport.KubeletRestarted(1));
     assertThat(registered).containsExactly("test.jakri.io/a");
     assertThat(servedAgain).isEmpty(); // their starts register them when they complete
 
@@ -114,7 +114,7 @@ class ResyncTest {
     kubeletStarts();
     serving.inFlightGeneration = 2; // a Register to the new kubelet is already out
     resync.run();
-    assertThat(events).last().isEqualTo(new DevicePluginEvent.KubeletRestarted(2));
+    assertThat(events).last().isEqualTo(new DevicePluginReport.KubeletRestarted(2));
     assertThat(registered).hasSize(1);
   }
 
@@ -168,7 +168,7 @@ class ResyncTest {
     resync.request();
     assertThat(control).hasSize(1);
     control.remove(0).run();
-    assertThat(events).containsExactly(new DevicePluginEvent.KubeletRestarted(1));
+    assertThat(events).containsExactly(new DevicePluginReport.KubeletRestarted(1));
 
     resync.request();
     assertThat(control).hasSize(1);

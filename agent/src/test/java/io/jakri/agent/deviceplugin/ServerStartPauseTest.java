@@ -42,7 +42,7 @@ class ServerStartPauseTest {
 
   private final Files files = new Files(990);
   private final MutableClock clock = new MutableClock();
-  private final List<DevicePluginEvent> events = new CopyOnWriteArrayList<>();
+  private final List<DevicePluginReport> events = new CopyOnWriteArrayList<>();
 
   /** The control executor: the test thread runs what lands here, as the control thread would. */
   private final BlockingQueue<Runnable> control = new LinkedBlockingQueue<>();
@@ -82,7 +82,7 @@ class ServerStartPauseTest {
   void aRefusedStartHoldsWarnsOnceAndPumpsAgainAfterTheRecount() {
     assertThat(hold.mayStart(0, 5)).isFalse();
     assertThat(hold.held()).isTrue();
-    assertThat(events).containsExactly(new DevicePluginEvent.OpenFilesLow(5, 990, 1000));
+    assertThat(events).containsExactly(new DevicePluginReport.OpenFilesLow(5, 990, 1000));
     assertThat(logged(Level.WARN))
         .singleElement()
         .asString()
@@ -100,7 +100,7 @@ class ServerStartPauseTest {
 
     // Still over the line after the recheck: the waiting count is reported again, the WARN not.
     assertThat(hold.mayStart(0, 7)).isFalse();
-    assertThat(events).last().isEqualTo(new DevicePluginEvent.OpenFilesLow(7, 990, 1000));
+    assertThat(events).last().isEqualTo(new DevicePluginReport.OpenFilesLow(7, 990, 1000));
     assertThat(logged(Level.WARN)).hasSize(1);
 
     files.open = 100; // servers retired
@@ -109,7 +109,7 @@ class ServerStartPauseTest {
     assertThat(hold.held()).isTrue(); // until nothing waits
     hold.drained();
     assertThat(hold.held()).isFalse();
-    assertThat(events).last().isEqualTo(new DevicePluginEvent.OpenFilesLow(0, 100, 1000));
+    assertThat(events).last().isEqualTo(new DevicePluginReport.OpenFilesLow(0, 100, 1000));
     assertThat(logged(Level.INFO))
         .containsExactly(
             "open files: 100 of the limit of 1000 in use; no device-plugin resource waits for"
@@ -133,7 +133,7 @@ class ServerStartPauseTest {
   void startsUnderWayCountAgainstTheLine() {
     files.open = 936 - 2 * 10; // room for 10 more servers
     assertThat(hold.mayStart(10, 1)).isFalse();
-    assertThat(events).containsExactly(new DevicePluginEvent.OpenFilesLow(1, 936, 1000));
+    assertThat(events).containsExactly(new DevicePluginReport.OpenFilesLow(1, 936, 1000));
   }
 
   @Test
@@ -143,8 +143,8 @@ class ServerStartPauseTest {
     assertThat(hold.mayStart(0, 3)).isFalse(); // no recheck pending: reported again
     assertThat(events)
         .containsExactly(
-            new DevicePluginEvent.OpenFilesLow(2, 990, 1000),
-            new DevicePluginEvent.OpenFilesLow(3, 990, 1000));
+            new DevicePluginReport.OpenFilesLow(2, 990, 1000),
+            new DevicePluginReport.OpenFilesLow(3, 990, 1000));
     assertThat(control).isEmpty();
     assertThat(pumps).hasValue(0);
   }

@@ -6,7 +6,7 @@ import io.jakri.agent.MutableClock;
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.cluster.ObjectRef;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,16 +49,17 @@ class AgentEventsTest {
   }
 
   static AgentReport failed(String resource, String reason) {
-    return new AgentReport.DevicePlugin(new DevicePluginEvent.RegistrationFailed(resource, reason));
+    return new AgentReport.DevicePlugin(
+        new DevicePluginReport.RegistrationFailed(resource, reason));
   }
 
   static AgentReport registered(String resource, String endpoint, boolean again) {
     return new AgentReport.DevicePlugin(
-        new DevicePluginEvent.Registered(resource, endpoint, again));
+        new DevicePluginReport.Registered(resource, endpoint, again));
   }
 
   static AgentReport retired(String resource) {
-    return new AgentReport.DevicePlugin(new DevicePluginEvent.Retired(resource));
+    return new AgentReport.DevicePlugin(new DevicePluginReport.Retired(resource));
   }
 
   static AgentReport lostWrites(String instance, int conflicts) {

@@ -3,7 +3,7 @@ package io.jakri.agent.events;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.jakri.agent.allocation.SlotConflict;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -17,7 +17,7 @@ class AgentReportTest {
     Consumer<AgentReport> stream =
         AgentReport.inOrder(e -> seen.add("metrics"), e -> seen.add("events"));
 
-    stream.accept(new AgentReport.DevicePlugin(new DevicePluginEvent.Retired("akri.sh/cam-1")));
+    stream.accept(new AgentReport.DevicePlugin(new DevicePluginReport.Retired("akri.sh/cam-1")));
 
     assertThat(seen).containsExactly("metrics", "events");
   }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.jakri.agent.TestAgent;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import io.jakri.agent.events.AgentReport;
 import io.jakri.kubelet.emulator.Container;
 import io.jakri.kubelet.emulator.Pod;
@@ -55,7 +55,7 @@ class DevicePluginDirFaultIT {
               Duration.ofSeconds(60),
               event -> {
                 if (event instanceof AgentReport.DevicePlugin p
-                    && p.report() instanceof DevicePluginEvent.RegistrationFailed f) {
+                    && p.report() instanceof DevicePluginReport.RegistrationFailed f) {
                   failures.put(f.resource(), f.reason());
                 }
               })) {

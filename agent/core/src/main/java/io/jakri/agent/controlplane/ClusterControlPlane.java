@@ -20,8 +20,8 @@ import io.jakri.agent.cluster.NodeTidier;
 import io.jakri.agent.cluster.ObjectRef;
 import io.jakri.agent.cluster.WatchedNamespaces;
 import io.jakri.agent.configuration.ConfigurationSource;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
 import io.jakri.agent.deviceplugin.DevicePluginManager;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.DiscoveryReport;
 import io.jakri.agent.discovery.PropertyResolver;
@@ -210,7 +210,7 @@ public final class ClusterControlPlane implements ControlPlane {
     }
     if (tidier.isPresent()
         && report instanceof AgentReport.DevicePlugin p
-        && p.report() instanceof DevicePluginEvent.Retired r) {
+        && p.report() instanceof DevicePluginReport.Retired r) {
       NodeTidier t = tidier.get();
       apiWrites.execute(() -> tidy(t, r.resource()));
     }

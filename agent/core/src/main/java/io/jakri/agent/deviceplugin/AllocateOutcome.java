@@ -2,7 +2,7 @@ package io.jakri.agent.deviceplugin;
 
 import java.util.Objects;
 
-/** How one Allocate call ended, as told to {@link DevicePluginEvent.Allocated}. */
+/** How one Allocate call ended, as told to {@link DevicePluginReport.Allocated}. */
 public sealed interface AllocateOutcome {
 
   /** Every container's devices were claimed and the response sent. */

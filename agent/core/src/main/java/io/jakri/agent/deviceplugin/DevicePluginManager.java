@@ -107,7 +107,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
   private volatile boolean hurry;
 
   private final Map<String, ServedResource> entries = new ConcurrentHashMap<>();
-  private final Consumer<DevicePluginEvent> events;
+  private final Consumer<DevicePluginReport> reports;
   private final KubeletRegistrar kubelet;
   private final KubeletRegistrar.Resync resync;
   private final Coalescer<ServedResource> publishes;
@@ -125,12 +125,12 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       Executor grpcExecutor,
       ScheduledExecutorService scheduler,
       Clock clock) {
-    this(dir, group, grpcExecutor, scheduler, clock, event -> {});
+    this(dir, group, grpcExecutor, scheduler, clock, report -> {});
   }
 
   /**
-   * @param events told what happens to the served resources (see {@link DevicePluginEvent} for the
-   *     threads); must not block
+   * @param reports told what happens to the served resources (see {@link DevicePluginReport} for
+   *     the threads); must not block
    */
   public DevicePluginManager(
       Path dir,
@@ -138,8 +138,8 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       Executor grpcExecutor,
       ScheduledExecutorService scheduler,
       Clock clock,
-      Consumer<DevicePluginEvent> events) {
-    this(dir, group, grpcExecutor, scheduler, clock, events, OpenFiles.ofProcess());
+      Consumer<DevicePluginReport> reports) {
+    this(dir, group, grpcExecutor, scheduler, clock, reports, OpenFiles.ofProcess());
   }
 
   /**
@@ -152,10 +152,10 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
       Executor grpcExecutor,
       ScheduledExecutorService scheduler,
       Clock clock,
-      Consumer<DevicePluginEvent> events,
+      Consumer<DevicePluginReport> reports,
       OpenFiles files) {
     this.dir = dir;
-    this.events = events;
+    this.reports = reports;
     this.scheduler = scheduler;
     this.clock = clock;
     this.control =
@@ -233,7 +233,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
               entry.server = null;
             }
             LOG.info("resource {}: retired", resource);
-            emit(new DevicePluginEvent.Retired(resource));
+            emit(new DevicePluginReport.Retired(resource));
           }
         });
   }
@@ -495,7 +495,7 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
           resource,
           server.socket(),
           KubeletRegistrar.rootMessage(e));
-      emit(new DevicePluginEvent.RegistrationFailed(resource, KubeletRegistrar.rootMessage(e)));
+      emit(new DevicePluginReport.RegistrationFailed(resource, KubeletRegistrar.rootMessage(e)));
       if (!closed && entries.get(resource) == entry) {
         kubelet.retryLater(entry);
       }
@@ -517,12 +517,12 @@ public final class DevicePluginManager implements Advertiser, AutoCloseable {
     kubelet.register(entry);
   }
 
-  /** Hands an event to the sink; a failing sink is logged, its bug stays its own. Any thread. */
-  private void emit(DevicePluginEvent event) {
+  /** Hands a report to the sink; a failing sink is logged, its bug stays its own. Any thread. */
+  private void emit(DevicePluginReport report) {
     try {
-      events.accept(event);
+      reports.accept(report);
     } catch (RuntimeException e) {
-      LOG.warn("event sink failed on {}: {}", event, e.toString());
+      LOG.warn("report sink failed on {}: {}", report, e.toString());
     }
   }
 

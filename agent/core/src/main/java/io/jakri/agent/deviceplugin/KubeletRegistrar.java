@@ -66,7 +66,7 @@ final class KubeletRegistrar {
   private final ObjLongConsumer<ServedResource> release;
   private final Consumer<ServedResource> serveAgain;
   private final Consumer<ServedResource> registerAgain;
-  private final Consumer<DevicePluginEvent> events;
+  private final Consumer<DevicePluginReport> reports;
   private Object key;
   private volatile long generation;
   private ManagedChannel channel;
@@ -79,7 +79,7 @@ final class KubeletRegistrar {
    * @param registerAgain queues a Register of a resource's current server: it waits its turn among
    *     every resource waiting for a round, fairly across Configurations, within the bound of
    *     rounds in flight
-   * @param events must not throw
+   * @param reports must not throw
    */
   KubeletRegistrar(
       Path dir,
@@ -92,7 +92,7 @@ final class KubeletRegistrar {
       ObjLongConsumer<ServedResource> release,
       Consumer<ServedResource> serveAgain,
       Consumer<ServedResource> registerAgain,
-      Consumer<DevicePluginEvent> events) {
+      Consumer<DevicePluginReport> reports) {
     this.dir = dir;
     this.socket = dir.resolve(KUBELET_SOCKET);
     this.group = group;
@@ -104,7 +104,7 @@ final class KubeletRegistrar {
     this.release = release;
     this.serveAgain = serveAgain;
     this.registerAgain = registerAgain;
-    this.events = events;
+    this.reports = reports;
   }
 
   /** The current kubelet's generation: 0 before any kubelet socket was seen. Any thread. */
@@ -177,7 +177,7 @@ final class KubeletRegistrar {
             entry.everRegistered = true;
             entry.attempts = 0;
             LOG.info("resource {}: registered with the kubelet as {}", resource, endpoint);
-            events.accept(new DevicePluginEvent.Registered(resource, endpoint, again));
+            reports.accept(new DevicePluginReport.Registered(resource, endpoint, again));
           }
 
           @Override
@@ -197,7 +197,7 @@ final class KubeletRegistrar {
                   entry.attempts + 1,
                   reason);
             }
-            events.accept(new DevicePluginEvent.RegistrationFailed(resource, reason));
+            reports.accept(new DevicePluginReport.RegistrationFailed(resource, reason));
             retryLater(entry);
           }
         },
@@ -429,7 +429,7 @@ final class KubeletRegistrar {
       if (restarted.isPresent()) {
         long g = restarted.getAsLong();
         LOG.info("kubelet socket appeared (generation {}); registering every resource", g);
-        kubelet.events.accept(new DevicePluginEvent.KubeletRestarted(g));
+        kubelet.reports.accept(new DevicePluginReport.KubeletRestarted(g));
       }
       long generation = kubelet.generation();
       for (ServedResource entry : kubelet.entries.values()) {

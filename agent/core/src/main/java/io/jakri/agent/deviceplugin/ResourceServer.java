@@ -80,21 +80,21 @@ public final class ResourceServer {
   private final Server server;
   private final Set<Watch> streams = ConcurrentHashMap.newKeySet();
   private final Object publishLock = new Object();
-  private final java.util.function.Consumer<DevicePluginEvent> events;
+  private final java.util.function.Consumer<DevicePluginReport> reports;
   private final Limits limits;
   private final AtomicBoolean refusedStreams = new AtomicBoolean();
   private volatile Optional<Object> boundFile = Optional.empty();
 
   /**
-   * @param events told about Allocate outcomes and snapshots sent (metrics); must not block
+   * @param reports told about Allocate outcomes and snapshots sent (metrics); must not block
    */
   ResourceServer(
       ResourceBackend backend,
       Path socket,
       EventLoopGroup group,
       Executor executor,
-      java.util.function.Consumer<DevicePluginEvent> events) {
-    this(backend, socket, group, executor, events, Limits.DEFAULT);
+      java.util.function.Consumer<DevicePluginReport> reports) {
+    this(backend, socket, group, executor, reports, Limits.DEFAULT);
   }
 
   /**
@@ -115,11 +115,11 @@ public final class ResourceServer {
       Path socket,
       EventLoopGroup group,
       Executor executor,
-      java.util.function.Consumer<DevicePluginEvent> events,
+      java.util.function.Consumer<DevicePluginReport> reports,
       Limits limits) {
     this.backend = backend;
     this.socket = socket;
-    this.events = events;
+    this.reports = reports;
     this.limits = limits;
     NettyServerBuilder builder =
         NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
@@ -243,7 +243,7 @@ public final class ResourceServer {
       current = allCurrent();
     }
     if (current) {
-      events.accept(new DevicePluginEvent.Advertised(backend.resourceName(), changed));
+      reports.accept(new DevicePluginReport.Advertised(backend.resourceName(), changed));
     }
   }
 
@@ -262,7 +262,7 @@ public final class ResourceServer {
       }
     }
     if (advertised) {
-      events.accept(new DevicePluginEvent.Advertised(backend.resourceName(), true));
+      reports.accept(new DevicePluginReport.Advertised(backend.resourceName(), true));
     }
   }
 
@@ -339,7 +339,7 @@ public final class ResourceServer {
         current = allCurrent();
       }
       if (current) {
-        events.accept(new DevicePluginEvent.Advertised(backend.resourceName(), true));
+        reports.accept(new DevicePluginReport.Advertised(backend.resourceName(), true));
       }
     }
 
@@ -364,8 +364,8 @@ public final class ResourceServer {
     public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> out) {
       long start = System.nanoTime();
       AllocateOutcome outcome = claim(request, out);
-      events.accept(
-          new DevicePluginEvent.Allocated(
+      reports.accept(
+          new DevicePluginReport.Allocated(
               backend.resourceName(), outcome, Duration.ofNanos(System.nanoTime() - start)));
       if (outcome instanceof AllocateOutcome.Granted) {
         publish();

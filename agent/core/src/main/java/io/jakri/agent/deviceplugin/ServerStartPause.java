@@ -15,9 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Holds {@link DevicePluginManager}'s server starts while the process is within its reserve of open
  * files ({@link FileHeadroom}): an episode begins when a start is refused (one WARN, an {@link
- * DevicePluginEvent.OpenFilesLow} event with the resources waiting) and ends once nothing waits any
- * more (one INFO, the event with 0). While held, the manager's {@code pump} is run again on the
- * control executor after {@link FileHeadroom#RECOUNT}. Confined to the manager's control thread.
+ * DevicePluginReport.OpenFilesLow} report with the resources waiting) and ends once nothing waits
+ * any more (one INFO, the report with 0). While held, the manager's {@code pump} is run again on
+ * the control executor after {@link FileHeadroom#RECOUNT}. Confined to the manager's control
+ * thread.
  */
 final class ServerStartPause {
   private static final Logger LOG = LoggerFactory.getLogger(DevicePluginManager.class);
@@ -26,26 +27,26 @@ final class ServerStartPause {
   private final ScheduledExecutorService scheduler;
   private final Executor control;
   private final Runnable pump;
-  private final Consumer<DevicePluginEvent> events;
+  private final Consumer<DevicePluginReport> reports;
   private boolean held;
   private boolean recheckPending;
 
   /**
    * @param pump starts what waits, as far as files allow (it calls {@link #mayStart} and {@link
    *     #drained}); run on {@code control}
-   * @param events must not throw
+   * @param reports must not throw
    */
   ServerStartPause(
       FileHeadroom headroom,
       ScheduledExecutorService scheduler,
       Executor control,
       Runnable pump,
-      Consumer<DevicePluginEvent> events) {
+      Consumer<DevicePluginReport> reports) {
     this.headroom = headroom;
     this.scheduler = scheduler;
     this.control = control;
     this.pump = pump;
-    this.events = events;
+    this.reports = reports;
   }
 
   /**
@@ -76,7 +77,7 @@ final class ServerStartPause {
 
   /**
    * Starts wait: the process is within its reserve of open files. Looks again after {@link
-   * FileHeadroom#RECOUNT}; says so once per episode (log, event).
+   * FileHeadroom#RECOUNT}; says so once per episode (log, report).
    */
   private void hold(int waiting) {
     if (!held) {
@@ -91,8 +92,8 @@ final class ServerStartPause {
           waiting);
     }
     if (!recheckPending) {
-      events.accept(
-          new DevicePluginEvent.OpenFilesLow(
+      reports.accept(
+          new DevicePluginReport.OpenFilesLow(
               waiting, headroom.lastCount().orElse(-1), headroom.limit().orElse(-1)));
       try {
         scheduler.schedule(
@@ -119,8 +120,8 @@ final class ServerStartPause {
             + " more",
         headroom.lastCount().orElse(-1),
         headroom.limit().orElse(-1));
-    events.accept(
-        new DevicePluginEvent.OpenFilesLow(
+    reports.accept(
+        new DevicePluginReport.OpenFilesLow(
             0, headroom.lastCount().orElse(-1), headroom.limit().orElse(-1)));
   }
 

@@ -3,7 +3,7 @@ package io.jakri.agent.events;
 import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.Events;
 import io.jakri.agent.cluster.ObjectRef;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -174,12 +174,12 @@ public final class AgentEvents implements java.util.function.Consumer<AgentRepor
     }
   }
 
-  private void devicePlugin(DevicePluginEvent report) {
-    if (report instanceof DevicePluginEvent.Registered r) {
+  private void devicePlugin(DevicePluginReport report) {
+    if (report instanceof DevicePluginReport.Registered r) {
       registrations.succeeded(r.resource());
-    } else if (report instanceof DevicePluginEvent.RegistrationFailed f) {
+    } else if (report instanceof DevicePluginReport.RegistrationFailed f) {
       registrationFailed(f.resource(), f.reason());
-    } else if (report instanceof DevicePluginEvent.Retired r) {
+    } else if (report instanceof DevicePluginReport.Retired r) {
       retired(r.resource());
     }
   }

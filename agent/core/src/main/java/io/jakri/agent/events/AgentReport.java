@@ -1,7 +1,7 @@
 package io.jakri.agent.events;
 
 import io.jakri.agent.allocation.SlotConflict;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryReport;
 import io.jakri.agent.discovery.PluginHandlerRegistry;
@@ -24,7 +24,7 @@ public sealed interface AgentReport {
    * From the device-plugin side: registered, registration failed, kubelet restarted, retired,
    * allocated, advertised.
    */
-  record DevicePlugin(DevicePluginEvent report) implements AgentReport {
+  record DevicePlugin(DevicePluginReport report) implements AgentReport {
     public DevicePlugin {
       Objects.requireNonNull(report, "report");
     }

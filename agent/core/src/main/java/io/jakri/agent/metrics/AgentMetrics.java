@@ -4,7 +4,7 @@ import io.jakri.agent.allocation.SlotConflict;
 import io.jakri.agent.cluster.ApiCalls;
 import io.jakri.agent.deviceplugin.AllocateOutcome;
 import io.jakri.agent.deviceplugin.AllocationException;
-import io.jakri.agent.deviceplugin.DevicePluginEvent;
+import io.jakri.agent.deviceplugin.DevicePluginReport;
 import io.jakri.agent.discovery.DeviceChange;
 import io.jakri.agent.discovery.DiscoveryManager;
 import io.jakri.agent.discovery.DiscoveryReport;
@@ -368,23 +368,23 @@ public final class AgentMetrics implements java.util.function.Consumer<AgentRepo
     // Plugin load failures are a gauge over the registry's problems, read when scraped.
   }
 
-  private void devicePlugin(DevicePluginEvent report) {
-    if (report instanceof DevicePluginEvent.Registered r) {
+  private void devicePlugin(DevicePluginReport report) {
+    if (report instanceof DevicePluginReport.Registered r) {
       (r.again() ? reRegistrations : registrations).increment();
-    } else if (report instanceof DevicePluginEvent.RegistrationFailed) {
+    } else if (report instanceof DevicePluginReport.RegistrationFailed) {
       registrationFailures.increment();
-    } else if (report instanceof DevicePluginEvent.KubeletRestarted k) {
+    } else if (report instanceof DevicePluginReport.KubeletRestarted k) {
       if (k.generation() > 1) {
         kubeletRestarts.increment();
       }
-    } else if (report instanceof DevicePluginEvent.Retired r) {
+    } else if (report instanceof DevicePluginReport.Retired r) {
       retired.increment();
       advertiseLatency.retired(r.resource());
-    } else if (report instanceof DevicePluginEvent.Allocated a) {
+    } else if (report instanceof DevicePluginReport.Allocated a) {
       allocateTimer(a.outcome()).record(a.took());
-    } else if (report instanceof DevicePluginEvent.Advertised a) {
+    } else if (report instanceof DevicePluginReport.Advertised a) {
       advertiseLatency.advertised(a.resource(), a.changed());
-    } else if (report instanceof DevicePluginEvent.OpenFilesLow f) {
+    } else if (report instanceof DevicePluginReport.OpenFilesLow f) {
       waitingForFiles.set(f.waiting());
     }
   }

@@ -25,10 +25,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The device-plugin manager, built directly with an event sink, against the kubelet emulator: what
- * happens to a resource reaches the sink as {@link DevicePluginEvent} values.
+ * The device-plugin manager, built directly with a report sink, against the kubelet emulator: what
+ * happens to a resource reaches the sink as {@link DevicePluginReport} values.
  */
-class DevicePluginEventsIT {
+class DevicePluginReportsIT {
 
   static final Duration DEADLINE = Duration.ofSeconds(30);
   static final String RESOURCE = "test.jakri.io/events";
@@ -39,7 +39,7 @@ class DevicePluginEventsIT {
   ScheduledExecutorService scheduler;
   KubeletEmulator kubelet;
   DevicePluginManager manager;
-  final List<DevicePluginEvent> events = new CopyOnWriteArrayList<>();
+  final List<DevicePluginReport> events = new CopyOnWriteArrayList<>();
 
   @BeforeEach
   void setUp() throws Exception {
@@ -76,13 +76,13 @@ class DevicePluginEventsIT {
             () ->
                 assertThat(events)
                     .contains(
-                        new DevicePluginEvent.KubeletRestarted(1),
-                        new DevicePluginEvent.Advertised(RESOURCE, true))
+                        new DevicePluginReport.KubeletRestarted(1),
+                        new DevicePluginReport.Advertised(RESOURCE, true))
                     .anySatisfy(
                         e ->
                             assertThat(e)
                                 .isInstanceOfSatisfying(
-                                    DevicePluginEvent.Registered.class,
+                                    DevicePluginReport.Registered.class,
                                     r -> {
                                       assertThat(r.resource()).isEqualTo(RESOURCE);
                                       assertThat(r.endpoint()).startsWith("events-");
@@ -108,7 +108,7 @@ class DevicePluginEventsIT {
                         e ->
                             assertThat(e)
                                 .isInstanceOfSatisfying(
-                                    DevicePluginEvent.Registered.class,
+                                    DevicePluginReport.Registered.class,
                                     r -> assertThat(r.again()).isTrue())));
   }
 
@@ -129,7 +129,7 @@ class DevicePluginEventsIT {
                         e ->
                             assertThat(e)
                                 .isInstanceOfSatisfying(
-                                    DevicePluginEvent.Allocated.class,
+                                    DevicePluginReport.Allocated.class,
                                     a -> {
                                       assertThat(a.resource()).isEqualTo(RESOURCE);
                                       assertThat(a.outcome())
@@ -150,7 +150,7 @@ class DevicePluginEventsIT {
                         e ->
                             assertThat(e)
                                 .isInstanceOfSatisfying(
-                                    DevicePluginEvent.RegistrationFailed.class,
+                                    DevicePluginReport.RegistrationFailed.class,
                                     f -> {
                                       assertThat(f.resource()).isEqualTo("no-domain");
                                       assertThat(f.reason()).contains("is invalid");
@@ -171,8 +171,8 @@ class DevicePluginEventsIT {
         .untilAsserted(
             () ->
                 assertThat(events)
-                    .filteredOn(DevicePluginEvent.Retired.class::isInstance)
-                    .containsExactly(new DevicePluginEvent.Retired(RESOURCE)));
+                    .filteredOn(DevicePluginReport.Retired.class::isInstance)
+                    .containsExactly(new DevicePluginReport.Retired(RESOURCE)));
   }
 
   /** A resource with one healthy device. */
